@@ -1,0 +1,108 @@
+package exgate
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Exchange names accepted in configuration and by exchange-keys add.
+const (
+	ExchangeBinance = "binance"
+	ExchangeKraken  = "kraken"
+	ExchangeGateio  = "gateio"
+	ExchangeSim     = "sim"
+)
+
+// ExchangeNames lists every supported exchange name.
+var ExchangeNames = []string{ExchangeBinance, ExchangeKraken, ExchangeGateio, ExchangeSim}
+
+// Permission is what an exchange credential allows through the gateway.
+type Permission string
+
+// Permissions of an exchange credential. read is implied by every
+// credential; trade allows market orders; withdraw allows withdrawals.
+const (
+	PermissionRead     Permission = "read"
+	PermissionTrade    Permission = "trade"
+	PermissionWithdraw Permission = "withdraw"
+)
+
+// ParsePermissions parses a comma-separated permission list such as
+// "read,trade". Unknown names are an error.
+func ParsePermissions(s string) ([]Permission, error) {
+	var out []Permission
+	for p := range strings.SplitSeq(s, ",") {
+		p = strings.TrimSpace(strings.ToLower(p))
+		if p == "" {
+			continue
+		}
+		switch Permission(p) {
+		case PermissionRead, PermissionTrade, PermissionWithdraw:
+			if !slices.Contains(out, Permission(p)) {
+				out = append(out, Permission(p))
+			}
+		default:
+			return nil, fmt.Errorf("unknown permission %q (want read, trade or withdraw)", p)
+		}
+	}
+	return out, nil
+}
+
+// ClientKey is a gateway client's key pair. Secret is the HMAC key the
+// client signs with; it is stored encrypted and shown only at creation.
+type ClientKey struct {
+	APIKey    string
+	Secret    string `json:"-"`
+	Label     string
+	CreatedAt time.Time
+	// RevokedAt is the zero time while the key is active.
+	RevokedAt time.Time
+}
+
+// Active reports whether the key has not been revoked.
+func (k ClientKey) Active() bool { return k.RevokedAt.IsZero() }
+
+// LogValue keeps the secret out of logs.
+func (k ClientKey) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("apiKey", k.APIKey), slog.String("label", k.Label))
+}
+
+// Credential is an exchange account registered under a name for one client
+// key. Key, Secret and Passphrase are the exchange's own API credentials
+// (empty for sim).
+type Credential struct {
+	// ID identifies the credential across renames and instances; the
+	// simulated exchange keys its paper balances by it.
+	ID           int64
+	ClientAPIKey string
+	Name         string
+	Exchange     string
+	Key          string
+	Secret       string `json:"-"`
+	Passphrase   string `json:"-"`
+	Permissions  []Permission
+	CreatedAt    time.Time
+}
+
+// Allows reports whether the credential carries permission p. Every
+// credential may read.
+func (c Credential) Allows(p Permission) bool {
+	return p == PermissionRead || slices.Contains(c.Permissions, p)
+}
+
+// LogValue keeps secrets out of logs.
+func (c Credential) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.Int64("id", c.ID),
+		slog.String("name", c.Name),
+		slog.String("exchange", c.Exchange),
+	)
+}
+
+// String keeps secrets out of fmt output.
+func (c Credential) String() string {
+	return fmt.Sprintf("credential %d %q (%s)", c.ID, c.Name, c.Exchange)
+}

@@ -1,0 +1,121 @@
+package exgate
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/shopspring/decimal"
+)
+
+// Number is an exact decimal written to JSON as a number (the spec's
+// Float64 fields: quantity, fees, amount). It is never converted to
+// float64: 0.1001 is written as 0.1001.
+type Number struct{ decimal.Decimal }
+
+// NewNumber wraps d.
+func NewNumber(d decimal.Decimal) Number { return Number{d} }
+
+// NumberPtr wraps d and returns a pointer, for nullable fields.
+func NumberPtr(d decimal.Decimal) *Number { return &Number{d} }
+
+// MarshalJSON writes the decimal as a JSON number in plain notation.
+func (n Number) MarshalJSON() ([]byte, error) { return []byte(n.Decimal.String()), nil }
+
+// UnmarshalJSON accepts a JSON number or a string holding a decimal.
+func (n *Number) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	d, err := ParseDecimal(s)
+	if err != nil {
+		return err
+	}
+	n.Decimal = d
+	return nil
+}
+
+// ErrNotDecimal is returned for text that is not a decimal number.
+var ErrNotDecimal = errors.New("not a decimal number")
+
+// ParseDecimal parses a decimal number written as digits with an optional
+// sign, fraction and exponent ("0.1", "-2", "1e-3"). Unlike
+// decimal.NewFromString it refuses empty input, "NaN", "Inf", hexadecimal
+// and surrounding spaces, and it caps the length so that hostile input
+// cannot make it allocate without bound.
+func ParseDecimal(s string) (decimal.Decimal, error) {
+	if !isDecimalText(s) {
+		return decimal.Decimal{}, ErrNotDecimal
+	}
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		return decimal.Decimal{}, ErrNotDecimal
+	}
+	return d, nil
+}
+
+// maxDecimalText bounds the length of decimal text the gateway parses.
+const maxDecimalText = 64
+
+// isDecimalText reports whether s is sign? digits [. digits] [e sign? digits],
+// with at least one digit in the mantissa and an exponent of at most four
+// digits.
+func isDecimalText(s string) bool {
+	if len(s) == 0 || len(s) > maxDecimalText {
+		return false
+	}
+	i := 0
+	if s[i] == '+' || s[i] == '-' {
+		i++
+	}
+	digits := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		exp := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			exp++
+		}
+		if exp == 0 || exp > 4 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// IsPlainDecimal reports whether s is a non-negative decimal in plain
+// notation (digits with an optional fraction, no sign or exponent): the form
+// of the spec's decimal-string fields. Adapters use it to pass exchange
+// market data through without parsing every number.
+func IsPlainDecimal(s string) bool {
+	if len(s) == 0 || len(s) > maxDecimalText {
+		return false
+	}
+	digits, dot := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return false
+		}
+	}
+	return digits > 0 && s[0] != '.' && s[len(s)-1] != '.'
+}

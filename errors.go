@@ -1,0 +1,141 @@
+package exgate
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Code is a stable machine-readable error code of the HTTP API. Codes are
+// never renamed; new ones may be added.
+type Code string
+
+// Error codes (DESIGN.md 2.2).
+const (
+	CodeMissingAPIKey          Code = "MISSING_API_KEY"
+	CodeInvalidAPIKey          Code = "INVALID_API_KEY"
+	CodeMissingSignature       Code = "MISSING_SIGNATURE"
+	CodeInvalidSignature       Code = "INVALID_SIGNATURE"
+	CodeTimestampOutsideWindow Code = "TIMESTAMP_OUTSIDE_WINDOW"
+	CodeReplayedRequest        Code = "REPLAYED_REQUEST"
+	CodeMissingExchangeKey     Code = "MISSING_EXCHANGE_KEY"
+	CodeUnknownExchangeKey     Code = "UNKNOWN_EXCHANGE_KEY"
+	CodePermissionDenied       Code = "PERMISSION_DENIED"
+	CodeInvalidParameter       Code = "INVALID_PARAMETER"
+	CodeUnknownSymbol          Code = "UNKNOWN_SYMBOL"
+	CodeQuantityTooSmall       Code = "QUANTITY_TOO_SMALL"
+	CodeInsufficientFunds      Code = "INSUFFICIENT_FUNDS"
+	CodeOrderRejected          Code = "ORDER_REJECTED"
+	CodeWithdrawalRejected     Code = "WITHDRAWAL_REJECTED"
+	CodeRateLimited            Code = "RATE_LIMITED"
+	CodeExchangeError          Code = "EXCHANGE_ERROR"
+	CodeExchangeAuthFailed     Code = "EXCHANGE_AUTH_FAILED"
+	CodeExchangeUnavailable    Code = "EXCHANGE_UNAVAILABLE"
+	CodeExchangeTimeout        Code = "EXCHANGE_TIMEOUT"
+	CodePayloadTooLarge        Code = "PAYLOAD_TOO_LARGE"
+	CodeMethodNotAllowed       Code = "METHOD_NOT_ALLOWED"
+	CodeNotFound               Code = "NOT_FOUND"
+	CodeIdempotencyConflict    Code = "IDEMPOTENCY_CONFLICT"
+	CodeInternal               Code = "INTERNAL"
+)
+
+var codeStatus = map[Code]int{
+	CodeMissingAPIKey:          http.StatusUnauthorized,
+	CodeInvalidAPIKey:          http.StatusUnauthorized,
+	CodeMissingSignature:       http.StatusUnauthorized,
+	CodeInvalidSignature:       http.StatusUnauthorized,
+	CodeTimestampOutsideWindow: http.StatusUnauthorized,
+	CodeReplayedRequest:        http.StatusUnauthorized,
+	CodeMissingExchangeKey:     http.StatusBadRequest,
+	CodeUnknownExchangeKey:     http.StatusNotFound,
+	CodePermissionDenied:       http.StatusForbidden,
+	CodeInvalidParameter:       http.StatusBadRequest,
+	CodeUnknownSymbol:          http.StatusBadRequest,
+	CodeQuantityTooSmall:       http.StatusUnprocessableEntity,
+	CodeInsufficientFunds:      http.StatusUnprocessableEntity,
+	CodeOrderRejected:          http.StatusUnprocessableEntity,
+	CodeWithdrawalRejected:     http.StatusUnprocessableEntity,
+	CodeRateLimited:            http.StatusTooManyRequests,
+	CodeExchangeError:          http.StatusBadGateway,
+	CodeExchangeAuthFailed:     http.StatusBadGateway,
+	CodeExchangeUnavailable:    http.StatusServiceUnavailable,
+	CodeExchangeTimeout:        http.StatusGatewayTimeout,
+	CodePayloadTooLarge:        http.StatusRequestEntityTooLarge,
+	CodeMethodNotAllowed:       http.StatusMethodNotAllowed,
+	CodeNotFound:               http.StatusNotFound,
+	CodeIdempotencyConflict:    http.StatusConflict,
+	CodeInternal:               http.StatusInternalServerError,
+}
+
+// Status is the HTTP status the API answers with for the code.
+func (c Code) Status() int {
+	if s, ok := codeStatus[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// Codes lists every code, for documentation and tests.
+func Codes() []Code {
+	out := make([]Code, 0, len(codeStatus))
+	for c := range codeStatus {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Error is an error the client may see: a code, a human-readable detail, the
+// offending parameter for parameter errors, and when to retry for rate and
+// availability errors. Err is the underlying cause; it is logged, never
+// shown to the client.
+type Error struct {
+	Code       Code
+	Detail     string
+	Param      string
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *Error) Error() string {
+	msg := string(e.Code) + ": " + e.Detail
+	if e.Param != "" {
+		msg += " (param " + e.Param + ")"
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with a formatted detail.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Detail: fmt.Sprintf(format, args...)}
+}
+
+// ParamError returns an INVALID_PARAMETER error about param.
+func ParamError(param, format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidParameter, Param: param, Detail: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, or
+// CodeInternal when there is none.
+func ErrorCode(err error) Code {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// Sentinels that stores and adapters wrap and callers test with errors.Is.
+var (
+	// ErrNotFound: no such record (store) or no such order or withdrawal
+	// on the exchange (QueryOrder, QueryWithdrawal).
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a record with the same unique key already exists.
+	ErrConflict = errors.New("already exists")
+	// ErrInsufficientFunds: a balance would go negative.
+	ErrInsufficientFunds = errors.New("insufficient funds")
+)

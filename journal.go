@@ -1,0 +1,111 @@
+package exgate
+
+import (
+	"crypto/rand"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// IntentKind says what an intent is for.
+type IntentKind string
+
+// Intent kinds.
+const (
+	IntentOrder      IntentKind = "order"
+	IntentWithdrawal IntentKind = "withdrawal"
+)
+
+// IntentState is where an intent is in its life.
+type IntentState string
+
+// Intent states. An intent is written as Submitting before the exchange is
+// called, so that a crash between the call and its answer leaves a record
+// to reconcile; it is never sent again.
+const (
+	// IntentSubmitting: recorded, the exchange call may or may not have
+	// happened.
+	IntentSubmitting IntentState = "submitting"
+	// IntentUnknown: the exchange call ended ambiguously (timeout, reset,
+	// 5xx); the reconciler queries the exchange by client id.
+	IntentUnknown IntentState = "unknown"
+	// IntentAccepted: the exchange accepted it and it is not final yet
+	// (order PENDING or PARTIALLY_FILLED, withdrawal pending).
+	IntentAccepted IntentState = "accepted"
+	// IntentFinal: the answer is final (filled, refused, completed...).
+	IntentFinal IntentState = "final"
+)
+
+// Done reports whether the intent needs no more reconciliation.
+func (s IntentState) Done() bool { return s == IntentFinal }
+
+// Intent is the journal record of one order or withdrawal placed through
+// the gateway. Response holds the JSON body last answered for it (an Order,
+// a Withdrawal or a problem) with its HTTP status, so that a client retrying
+// with the same client id gets the same answer.
+type Intent struct {
+	// ID is the gateway's id, also sent to the exchange as its client id.
+	ID             string
+	Kind           IntentKind
+	ClientAPIKey   string
+	CredentialID   int64
+	CredentialName string
+	Exchange       string
+	// ClientRef is the client's own clientOrderId / clientWithdrawalId;
+	// unique per client key and kind when not empty.
+	ClientRef string
+	// Fingerprint identifies the normalized request parameters, to tell a
+	// retry from a conflicting reuse of ClientRef.
+	Fingerprint string
+	// Request is the normalized request as JSON.
+	Request   []byte
+	State     IntentState
+	Status    int
+	Response  []byte
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// NewID returns a random gateway id: prefix followed by lower-case base32
+// characters, 18 characters in all, which every exchange accepts as a
+// client order id.
+func NewID(prefix byte) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz234567"
+	var b [17]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	out := make([]byte, 18)
+	out[0] = prefix
+	for i, c := range b {
+		out[i+1] = alphabet[c&31]
+	}
+	return string(out)
+}
+
+// BalanceChange moves Delta (signed) of Asset in a paper account.
+type BalanceChange struct {
+	Asset string
+	Delta decimal.Decimal
+}
+
+// SimOperation is one balance-moving operation of the simulated exchange
+// (a fill or a withdrawal), applied atomically with its changes and kept so
+// the operation can be read back by its id.
+type SimOperation struct {
+	// ID is the client order or withdrawal id the operation carried;
+	// unique per credential.
+	ID        string
+	Kind      IntentKind
+	Changes   []BalanceChange
+	Record    []byte
+	CreatedAt time.Time
+}
+
+// RateLimit is a budget of Rate units per Period with bursts up to Burst,
+// enforced as a generic cell rate (GCRA): the gateway's own per-client
+// limits and the exchanges' request weights and call counters are all
+// expressed this way.
+type RateLimit struct {
+	Rate   int
+	Period time.Duration
+	Burst  int
+}
