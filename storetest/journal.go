@@ -1,0 +1,285 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/exgate/exgate"
+)
+
+// intent returns a filled-in order intent.
+func intent(id, apiKey, ref string) exgate.Intent {
+	return exgate.Intent{
+		ID:             id,
+		Kind:           exgate.IntentOrder,
+		ClientAPIKey:   apiKey,
+		CredentialID:   42,
+		CredentialName: "main",
+		Exchange:       exgate.ExchangeBinance,
+		ClientRef:      ref,
+		Fingerprint:    "fp-" + id,
+		Request:        []byte(`{"symbol":"BTCUSDT","side":"BUY","quantity":"0.001"}`),
+		State:          exgate.IntentSubmitting,
+	}
+}
+
+func (s suite) testIntents(t *testing.T) {
+	e := s.newEnv(t)
+	ctx := t.Context()
+	created := time.Date(2029, 12, 31, 23, 59, 59, 999999999, time.UTC)
+
+	full := intent("o1", "alice", "my-1")
+	full.Status = 201
+	full.Response = []byte(`{"id":"o1"}`)
+	full.CreatedAt = created
+	full.UpdatedAt = created.Add(time.Second)
+	defaulted := intent("o2", "alice", "")
+	defaulted.Request = nil
+	withdrawal := intent("w1", "alice", "my-1")
+	withdrawal.Kind = exgate.IntentWithdrawal
+	otherClient := intent("o3", "bob", "my-1")
+	noRef := intent("o4", "alice", "")
+
+	t.Run("create and read", func(t *testing.T) {
+		for _, in := range []exgate.Intent{full, defaulted, withdrawal, otherClient, noRef} {
+			if err := e.CreateIntent(ctx, in); err != nil {
+				t.Fatalf("CreateIntent(%s): %v", in.ID, err)
+			}
+		}
+		wantDefaulted := defaulted
+		wantDefaulted.CreatedAt, wantDefaulted.UpdatedAt = startTime(), startTime()
+		tests := []struct {
+			id   string
+			want exgate.Intent
+		}{
+			{"o1", full},
+			{"o2", wantDefaulted},
+		}
+		for _, tc := range tests {
+			got, err := e.Intent(ctx, tc.id)
+			if err != nil {
+				t.Fatalf("Intent(%s): %v", tc.id, err)
+			}
+			if diff := cmp.Diff(got, tc.want); diff != "" {
+				t.Errorf("Intent(%s) (-got +want):\n%s", tc.id, diff)
+			}
+		}
+	})
+
+	t.Run("by client ref", func(t *testing.T) {
+		tests := []struct {
+			name    string
+			apiKey  string
+			kind    exgate.IntentKind
+			ref     string
+			wantID  string
+			wantErr error
+		}{
+			{"order", "alice", exgate.IntentOrder, "my-1", "o1", nil},
+			{"withdrawal", "alice", exgate.IntentWithdrawal, "my-1", "w1", nil},
+			{"other client", "bob", exgate.IntentOrder, "my-1", "o3", nil},
+			{"unknown ref", "alice", exgate.IntentOrder, "my-2", "", exgate.ErrNotFound},
+			{"unknown client", "carol", exgate.IntentOrder, "my-1", "", exgate.ErrNotFound},
+			{"empty ref", "alice", exgate.IntentOrder, "", "", exgate.ErrNotFound},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				got, err := e.IntentByClientRef(ctx, tc.apiKey, tc.kind, tc.ref)
+				if tc.wantErr != nil {
+					if !errors.Is(err, tc.wantErr) {
+						t.Fatalf("error = %v, want %v", err, tc.wantErr)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("IntentByClientRef: %v", err)
+				}
+				if got.ID != tc.wantID {
+					t.Fatalf("IntentByClientRef = %s, want %s", got.ID, tc.wantID)
+				}
+			})
+		}
+		got, err := e.IntentByClientRef(ctx, "alice", exgate.IntentOrder, "my-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(got, full); diff != "" {
+			t.Errorf("IntentByClientRef (-got +want):\n%s", diff)
+		}
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		sameID := intent("o1", "bob", "")
+		sameRef := intent("o9", "alice", "my-1")
+		tests := []struct {
+			name string
+			err  error
+			want error
+		}{
+			{"duplicate id", e.CreateIntent(ctx, sameID), exgate.ErrConflict},
+			{"duplicate client ref", e.CreateIntent(ctx, sameRef), exgate.ErrConflict},
+			{"read unknown", second(e.Intent(ctx, "nope")), exgate.ErrNotFound},
+			{"update unknown", e.UpdateIntent(ctx, "nope", exgate.IntentFinal, 200, nil), exgate.ErrNotFound},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				if !errors.Is(tc.err, tc.want) {
+					t.Fatalf("error = %v, want %v", tc.err, tc.want)
+				}
+			})
+		}
+		if _, err := e.Intent(ctx, "o9"); !errors.Is(err, exgate.ErrNotFound) {
+			t.Fatalf("intent refused for its client ref was stored: %v", err)
+		}
+		got, err := e.Intent(ctx, "o1")
+		if err != nil || got.ClientAPIKey != "alice" {
+			t.Fatalf("after duplicate create: Intent = %+v, %v; want the first", got, err)
+		}
+	})
+
+	t.Run("update", func(t *testing.T) {
+		tests := []struct {
+			name     string
+			state    exgate.IntentState
+			status   int
+			response []byte
+		}{
+			{"unknown", exgate.IntentUnknown, 0, nil},
+			{"accepted", exgate.IntentAccepted, 201, []byte(`{"status":"PENDING"}`)},
+			{"final", exgate.IntentFinal, 201, []byte(`{"status":"FILLED"}`)},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				now := e.clock.Advance(time.Second)
+				if err := e.UpdateIntent(ctx, "o2", tc.state, tc.status, tc.response); err != nil {
+					t.Fatalf("UpdateIntent: %v", err)
+				}
+				got, err := e.Intent(ctx, "o2")
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := defaulted
+				want.CreatedAt = startTime()
+				want.State, want.Status, want.Response, want.UpdatedAt = tc.state, tc.status, tc.response, now
+				if diff := cmp.Diff(got, want); diff != "" {
+					t.Fatalf("Intent after update (-got +want):\n%s", diff)
+				}
+			})
+		}
+	})
+}
+
+func (s suite) testUnfinishedIntents(t *testing.T) {
+	e := s.newEnv(t)
+	ctx := t.Context()
+	base := startTime()
+	// Created out of order, some at the same time: oldest first means by
+	// CreatedAt, then in the order they were recorded.
+	tests := []struct {
+		id    string
+		at    time.Duration
+		state exgate.IntentState
+	}{
+		{"i-late", 5 * time.Second, exgate.IntentSubmitting},
+		{"i-first", 0, exgate.IntentUnknown},
+		{"i-final", 1 * time.Second, exgate.IntentFinal},
+		{"i-tie-a", 2 * time.Second, exgate.IntentAccepted},
+		{"i-tie-b", 2 * time.Second, exgate.IntentSubmitting},
+		{"i-done", 3 * time.Second, exgate.IntentSubmitting},
+	}
+	for _, tc := range tests {
+		in := intent(tc.id, "alice", "")
+		in.State = tc.state
+		in.CreatedAt = base.Add(tc.at)
+		if err := e.CreateIntent(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.UpdateIntent(ctx, "i-done", exgate.IntentFinal, 200, nil); err != nil {
+		t.Fatal(err)
+	}
+	all := []string{"i-first", "i-tie-a", "i-tie-b", "i-late"}
+	for _, limit := range []int{0, -1, 1, 3, 4, 10} {
+		t.Run(fmt.Sprintf("limit %d", limit), func(t *testing.T) {
+			got, err := e.UnfinishedIntents(ctx, limit)
+			if err != nil {
+				t.Fatalf("UnfinishedIntents: %v", err)
+			}
+			want := all
+			if limit > 0 && limit < len(all) {
+				want = all[:limit]
+			}
+			var ids []string
+			for _, in := range got {
+				ids = append(ids, in.ID)
+			}
+			if diff := cmp.Diff(ids, want); diff != "" {
+				t.Fatalf("UnfinishedIntents (-got +want):\n%s", diff)
+			}
+		})
+	}
+	t.Run("full records", func(t *testing.T) {
+		got, err := e.UnfinishedIntents(ctx, 1)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("UnfinishedIntents = %v, %v", got, err)
+		}
+		want, err := e.Intent(ctx, "i-first")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(got[0], want); diff != "" {
+			t.Fatalf("UnfinishedIntents record (-got +want):\n%s", diff)
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		empty := s.newEnv(t)
+		got, err := empty.UnfinishedIntents(ctx, 10)
+		if err != nil || len(got) != 0 {
+			t.Fatalf("UnfinishedIntents on an empty store = %v, %v", got, err)
+		}
+	})
+}
+
+// testConcurrentClientRef races intents with one client ref from two
+// instances: exactly one is recorded.
+func (s suite) testConcurrentClientRef(t *testing.T) {
+	e := s.newEnv(t)
+	ctx := t.Context()
+	stores := []Store{e.Store, e.reopen(t)}
+	const n = 20
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	ready := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-ready
+			errs[i] = stores[i%len(stores)].CreateIntent(ctx, intent(fmt.Sprintf("race-%02d", i), "alice", "same-ref"))
+		})
+	}
+	close(ready)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			if winner >= 0 {
+				t.Fatalf("intents %d and %d both recorded with the same client ref", winner, i)
+			}
+			winner = i
+		case !errors.Is(err, exgate.ErrConflict):
+			t.Fatalf("intent %d: error = %v, want nil or ErrConflict", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no intent recorded")
+	}
+	got, err := e.IntentByClientRef(ctx, "alice", exgate.IntentOrder, "same-ref")
+	if err != nil || got.ID != fmt.Sprintf("race-%02d", winner) {
+		t.Fatalf("IntentByClientRef = %s, %v; want the winner race-%02d", got.ID, err, winner)
+	}
+}
