@@ -1,0 +1,240 @@
+package api_test
+
+import (
+	"bytes"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/api"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/go-cmp/cmp"
+)
+
+func load(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := api.Load()
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return doc
+}
+
+func TestLoad(t *testing.T) {
+	doc := load(t)
+	if doc.OpenAPI != "3.1.0" {
+		t.Errorf("openapi = %q, want 3.1.0", doc.OpenAPI)
+	}
+	if !bytes.HasPrefix(api.Spec(), []byte("openapi: 3.1.0\n")) {
+		t.Errorf("Spec does not start with the version line")
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	doc := load(t)
+	routes := []struct {
+		method, path string
+		signed       bool
+	}{
+		{http.MethodPost, "/v1/order/market", true},
+		{http.MethodGet, "/v1/order", true},
+		{http.MethodGet, "/v1/market/recent-klines", true},
+		{http.MethodGet, "/v1/market/order-book", true},
+		{http.MethodGet, "/v1/wallet/account-balance", true},
+		{http.MethodGet, "/v1/wallet/recent-deposits", true},
+		{http.MethodGet, "/v1/wallet/deposit", true},
+		{http.MethodPost, "/v1/wallet/withdraw", true},
+		{http.MethodGet, "/v1/wallet/withdrawal", true},
+		{http.MethodGet, "/healthz", false},
+		{http.MethodGet, "/readyz", false},
+		{http.MethodGet, "/v1/openapi.yaml", false},
+	}
+	if got, want := doc.Paths.Len(), len(routes); got != want {
+		t.Errorf("the document has %d paths, want %d", got, want)
+	}
+	for _, rt := range routes {
+		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
+			item := doc.Paths.Value(rt.path)
+			if item == nil {
+				t.Fatalf("path missing")
+			}
+			if n := len(item.Operations()); n != 1 {
+				t.Errorf("path has %d operations, want 1", n)
+			}
+			op := item.GetOperation(rt.method)
+			if op == nil {
+				t.Fatalf("operation missing")
+			}
+			signed := op.Security == nil // inherits the document's requirement
+			if signed != rt.signed {
+				t.Errorf("signed = %v, want %v", signed, rt.signed)
+			}
+			if !rt.signed {
+				return
+			}
+			names := map[string]bool{}
+			for _, p := range op.Parameters {
+				names[p.Value.Name] = true
+			}
+			if rt.method == http.MethodGet {
+				for _, n := range []string{"signature", "timestamp", "recvWindow"} {
+					if !names[n] {
+						t.Errorf("query parameter %s missing", n)
+					}
+				}
+			} else {
+				body := op.RequestBody.Value.Content.Get("application/json").Schema.Value
+				for _, n := range []string{"signature", "timestamp", "recvWindow"} {
+					if body.Properties[n] == nil {
+						t.Errorf("body member %s missing", n)
+					}
+				}
+				if !names["Idempotency-Key"] {
+					t.Errorf("header Idempotency-Key missing")
+				}
+			}
+			for _, status := range []int{400, 401, 404, 429, 500, 502, 503, 504} {
+				if op.Responses.Status(status) == nil {
+					t.Errorf("response %d missing", status)
+				}
+			}
+			for _, status := range []int{429, 503} {
+				if op.Responses.Status(status).Value.Headers["Retry-After"] == nil {
+					t.Errorf("response %d lacks Retry-After", status)
+				}
+			}
+		})
+	}
+}
+
+// TestErrorCodes holds the document's codes to exgate.Codes and each
+// status's problem schema to the codes of that status.
+func TestErrorCodes(t *testing.T) {
+	doc := load(t)
+	var want []string
+	byStatus := map[int][]string{}
+	for _, c := range exgate.Codes() {
+		want = append(want, string(c))
+		byStatus[c.Status()] = append(byStatus[c.Status()], string(c))
+	}
+	slices.Sort(want)
+	if diff := cmp.Diff(enumOf(doc.Components.Schemas["ErrorCode"].Value), want); diff != "" {
+		t.Errorf("ErrorCode enum (-got +want):\n%s", diff)
+	}
+	// 405 and the 404 of an unknown path are described in prose only.
+	byStatus[http.StatusNotFound] = append(byStatus[http.StatusNotFound], "NOT_FOUND")
+	delete(byStatus, http.StatusMethodNotAllowed)
+	for status, codes := range byStatus {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			s := doc.Components.Schemas["Problem"+strconv.Itoa(status)]
+			if s == nil {
+				t.Fatalf("schema Problem%d missing", status)
+			}
+			got := enumOf(s.Value.AllOf[1].Value.Properties["code"].Value)
+			slices.Sort(codes)
+			codes = slices.Compact(codes)
+			if diff := cmp.Diff(got, codes); diff != "" {
+				t.Errorf("codes (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEnums(t *testing.T) {
+	doc := load(t)
+	strs := func(xs ...any) []string {
+		var out []string
+		for _, x := range xs {
+			out = append(out, reflect.ValueOf(x).String())
+		}
+		slices.Sort(out)
+		return out
+	}
+	var intervals []any
+	for _, iv := range exgate.Intervals {
+		intervals = append(intervals, iv)
+	}
+	var exchanges []any
+	for _, n := range exgate.ExchangeNames {
+		exchanges = append(exchanges, n)
+	}
+	tests := []struct {
+		schema string
+		want   []string
+	}{
+		{"Interval", strs(intervals...)},
+		{"Exchange", strs(exchanges...)},
+		{"Side", strs(exgate.SideBuy, exgate.SideSell)},
+		{"OrderStatus", strs(exgate.OrderPending, exgate.OrderPartiallyFilled, exgate.OrderFilled,
+			exgate.OrderCanceled, exgate.OrderRejected, exgate.OrderExpired)},
+		{"TransferStatus", strs(exgate.TransferPending, exgate.TransferCompleted, exgate.TransferFailed, exgate.TransferCanceled)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.schema, func(t *testing.T) {
+			if diff := cmp.Diff(enumOf(doc.Components.Schemas[tc.schema].Value), tc.want); diff != "" {
+				t.Errorf("enum (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSchemasMatchGoTypes holds each response schema to the JSON form of
+// its Go type: the same members, and required exactly when the field is
+// always written (no omitempty).
+func TestSchemasMatchGoTypes(t *testing.T) {
+	doc := load(t)
+	tests := []struct {
+		schema string
+		typ    any
+	}{
+		{"Order", exgate.Order{}},
+		{"Withdrawal", exgate.Withdrawal{}},
+		{"Deposit", exgate.Deposit{}},
+		{"Kline", exgate.Kline{}},
+		{"Level", exgate.Level{}},
+		{"OrderBook", exgate.OrderBook{}},
+		{"Balance", exgate.Balance{}},
+		{"DepositAddress", exgate.DepositAddress{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.schema, func(t *testing.T) {
+			s := doc.Components.Schemas[tc.schema].Value
+			var members, required []string
+			rt := reflect.TypeOf(tc.typ)
+			for i := range rt.NumField() {
+				name, opts, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+				members = append(members, name)
+				if !strings.Contains(opts, "omitempty") {
+					required = append(required, name)
+				}
+			}
+			var props []string
+			for name := range s.Properties {
+				props = append(props, name)
+			}
+			slices.Sort(members)
+			slices.Sort(required)
+			slices.Sort(props)
+			if diff := cmp.Diff(props, members); diff != "" {
+				t.Errorf("properties (-schema +Go):\n%s", diff)
+			}
+			gotRequired := slices.Sorted(slices.Values(s.Required))
+			if diff := cmp.Diff(gotRequired, required); diff != "" {
+				t.Errorf("required (-schema +Go):\n%s", diff)
+			}
+		})
+	}
+}
+
+func enumOf(s *openapi3.Schema) []string {
+	var out []string
+	for _, v := range s.Enum {
+		out = append(out, v.(string))
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,145 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/exgate/exgate"
+)
+
+// MemoryLedger is a Ledger kept in memory, for tests and for callers
+// without a store. It follows the stores' contract exactly (see Ledger).
+// It is safe for concurrent use.
+type MemoryLedger struct {
+	// Now stamps operations applied without a CreatedAt; nil means
+	// time.Now.
+	Now func() time.Time
+
+	mu       sync.Mutex
+	accounts map[int64]*memoryAccount
+}
+
+type memoryAccount struct {
+	balances map[string]decimal.Decimal
+	ops      map[string]exgate.SimOperation
+}
+
+var _ Ledger = (*MemoryLedger)(nil)
+
+// NewMemoryLedger returns an empty in-memory ledger.
+func NewMemoryLedger() *MemoryLedger {
+	return &MemoryLedger{accounts: map[int64]*memoryAccount{}}
+}
+
+// EnsureSimAccount opens the account with the initial balances, once: when
+// it exists already nothing changes.
+func (l *MemoryLedger) EnsureSimAccount(ctx context.Context, credentialID int64, initial []exgate.BalanceChange) error {
+	start, err := sumChanges(initial)
+	if err != nil {
+		return fmt.Errorf("sim ledger: ensure account %d: %w", credentialID, err)
+	}
+	for asset, amount := range start {
+		if amount.IsNegative() {
+			return fmt.Errorf("sim ledger: ensure account %d: negative initial %s balance", credentialID, asset)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.accounts[credentialID]; ok {
+		return nil
+	}
+	l.accounts[credentialID] = &memoryAccount{balances: start, ops: map[string]exgate.SimOperation{}}
+	return nil
+}
+
+// SimBalances returns a copy of the account's balances. Returns an error
+// wrapping exgate.ErrNotFound when the account is not open.
+func (l *MemoryLedger) SimBalances(ctx context.Context, credentialID int64) (map[string]decimal.Decimal, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	acct, ok := l.accounts[credentialID]
+	if !ok {
+		return nil, fmt.Errorf("sim ledger: balances of %d: %w", credentialID, exgate.ErrNotFound)
+	}
+	return maps.Clone(acct.balances), nil
+}
+
+// ApplySimOperation records op and applies its changes, all or nothing:
+// exgate.ErrNotFound when the account is not open, exgate.ErrConflict when
+// op.ID is taken, exgate.ErrInsufficientFunds when a balance would go
+// negative.
+func (l *MemoryLedger) ApplySimOperation(ctx context.Context, credentialID int64, op exgate.SimOperation) error {
+	if op.ID == "" {
+		return errors.New("sim ledger: apply operation: empty id")
+	}
+	delta, err := sumChanges(op.Changes)
+	if err != nil {
+		return fmt.Errorf("sim ledger: apply operation %s: %w", op.ID, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	acct, ok := l.accounts[credentialID]
+	if !ok {
+		return fmt.Errorf("sim ledger: apply operation %s: account %d: %w", op.ID, credentialID, exgate.ErrNotFound)
+	}
+	if _, ok := acct.ops[op.ID]; ok {
+		return fmt.Errorf("sim ledger: apply operation %s: %w", op.ID, exgate.ErrConflict)
+	}
+	next := make(map[string]decimal.Decimal, len(delta))
+	for asset, d := range delta {
+		n := acct.balances[asset].Add(d)
+		if n.IsNegative() {
+			return fmt.Errorf("sim ledger: apply operation %s: %s balance %s cannot move by %s: %w",
+				op.ID, asset, acct.balances[asset], d, exgate.ErrInsufficientFunds)
+		}
+		next[asset] = n
+	}
+	maps.Copy(acct.balances, next)
+	if op.CreatedAt.IsZero() {
+		now := time.Now
+		if l.Now != nil {
+			now = l.Now
+		}
+		op.CreatedAt = now()
+	}
+	acct.ops[op.ID] = cloneOperation(op)
+	return nil
+}
+
+// SimOperation returns a copy of an applied operation. Returns an error
+// wrapping exgate.ErrNotFound when there is none.
+func (l *MemoryLedger) SimOperation(ctx context.Context, credentialID int64, id string) (exgate.SimOperation, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if acct, ok := l.accounts[credentialID]; ok {
+		if op, ok := acct.ops[id]; ok {
+			return cloneOperation(op), nil
+		}
+	}
+	return exgate.SimOperation{}, fmt.Errorf("sim ledger: operation %s of %d: %w", id, credentialID, exgate.ErrNotFound)
+}
+
+func cloneOperation(op exgate.SimOperation) exgate.SimOperation {
+	op.Changes = slices.Clone(op.Changes)
+	op.Record = slices.Clone(op.Record)
+	return op
+}
+
+// sumChanges adds up the changes of each asset.
+func sumChanges(changes []exgate.BalanceChange) (map[string]decimal.Decimal, error) {
+	out := make(map[string]decimal.Decimal, len(changes))
+	for _, c := range changes {
+		if c.Asset == "" {
+			return nil, errors.New("balance change without an asset")
+		}
+		out[c.Asset] = out[c.Asset].Add(c.Delta)
+	}
+	return out, nil
+}

@@ -1,0 +1,127 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/exgate/exgate"
+)
+
+// problemTypeBase is where each error code is documented; a problem's type
+// is this URL with the lower-case code as fragment.
+const problemTypeBase = "https://github.com/exgate/exgate/blob/main/docs/errors.md#"
+
+// problem is an RFC 9457 problem details body.
+type problem struct {
+	Type      string `json:"type"`
+	Title     string `json:"title"`
+	Status    int    `json:"status"`
+	Detail    string `json:"detail"`
+	Code      string `json:"code"`
+	Param     string `json:"param,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+	// Extension members of an EXCHANGE_TIMEOUT answer about an order or
+	// withdrawal: its gateway id and the PENDING record itself.
+	ID         string             `json:"id,omitempty"`
+	Order      *exgate.Order      `json:"order,omitempty"`
+	Withdrawal *exgate.Withdrawal `json:"withdrawal,omitempty"`
+}
+
+// pendingRecord is the order or withdrawal a 504 answer is about.
+type pendingRecord struct {
+	order      *exgate.Order
+	withdrawal *exgate.Withdrawal
+}
+
+// writeProblem is the one place errors become HTTP answers. Details of
+// errors that are not *exgate.Error are logged, never shown.
+func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error, rec *pendingRecord) {
+	e, ok := errors.AsType[*exgate.Error](err)
+	if !ok {
+		s.log.ErrorContext(r.Context(), "internal error", "requestId", requestID(r.Context()), "err", err)
+		e = &exgate.Error{Code: exgate.CodeInternal, Detail: "the gateway failed to handle the request; it has been logged"}
+	} else if e.Err != nil || e.Code == exgate.CodeInternal {
+		s.log.WarnContext(r.Context(), "request failed", "requestId", requestID(r.Context()), "code", string(e.Code), "err", err)
+	}
+	status := e.Code.Status()
+	if e.RetryAfter > 0 {
+		secs := int64((e.RetryAfter + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	} else if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	p := problem{
+		Type:      problemTypeBase + strings.ToLower(string(e.Code)),
+		Title:     titleOf(e.Code, status),
+		Status:    status,
+		Detail:    e.Detail,
+		Code:      string(e.Code),
+		Param:     e.Param,
+		RequestID: requestID(r.Context()),
+	}
+	if rec != nil {
+		p.Order, p.Withdrawal = rec.order, rec.withdrawal
+		if rec.order != nil {
+			p.ID = rec.order.ID
+		} else if rec.withdrawal != nil {
+			p.ID = rec.withdrawal.ID
+		}
+	}
+	body, _ := json.Marshal(p)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+var codeTitles = map[exgate.Code]string{
+	exgate.CodeMissingAPIKey:          "Missing API key",
+	exgate.CodeInvalidAPIKey:          "Invalid API key",
+	exgate.CodeMissingSignature:       "Missing signature",
+	exgate.CodeInvalidSignature:       "Invalid signature",
+	exgate.CodeTimestampOutsideWindow: "Timestamp outside the receive window",
+	exgate.CodeReplayedRequest:        "Replayed request",
+	exgate.CodeMissingExchangeKey:     "Missing exchange key",
+	exgate.CodeUnknownExchangeKey:     "Unknown exchange key",
+	exgate.CodePermissionDenied:       "Permission denied",
+	exgate.CodeInvalidParameter:       "Invalid parameter",
+	exgate.CodeUnknownSymbol:          "Unknown symbol",
+	exgate.CodeQuantityTooSmall:       "Quantity too small",
+	exgate.CodeInsufficientFunds:      "Insufficient funds",
+	exgate.CodeOrderRejected:          "Order rejected",
+	exgate.CodeWithdrawalRejected:     "Withdrawal rejected",
+	exgate.CodeRateLimited:            "Rate limited",
+	exgate.CodeExchangeError:          "Exchange error",
+	exgate.CodeExchangeAuthFailed:     "Exchange authentication failed",
+	exgate.CodeExchangeUnavailable:    "Exchange unavailable",
+	exgate.CodeExchangeTimeout:        "Exchange timeout",
+	exgate.CodePayloadTooLarge:        "Payload too large",
+	exgate.CodeMethodNotAllowed:       "Method not allowed",
+	exgate.CodeNotFound:               "Not found",
+	exgate.CodeIdempotencyConflict:    "Idempotency conflict",
+	exgate.CodeInternal:               "Internal error",
+}
+
+func titleOf(c exgate.Code, status int) string {
+	if t, ok := codeTitles[c]; ok {
+		return t
+	}
+	return http.StatusText(status)
+}
+
+// writeJSON writes v with status 200.
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(body)
+}

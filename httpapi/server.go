@@ -1,0 +1,373 @@
+// Package httpapi is exgate's HTTP API: the seven routes of the spec plus
+// order and withdrawal lookup, request signing (DESIGN.md 2.1), input
+// validation and RFC 9457 problem answers (DESIGN.md 2.2).
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/exgate/exgate"
+)
+
+// MaxBodyBytes is the largest request body accepted (DESIGN.md 2.2).
+const MaxBodyBytes = 64 << 10
+
+// ledger is the journal of orders and withdrawals: it records each intent
+// before the exchange call and answers retries with the first result.
+type ledger interface {
+	PlaceOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest, clientRef string) (exgate.Order, error)
+	Withdraw(ctx context.Context, cred exgate.Credential, req exgate.WithdrawalRequest, clientRef string) (exgate.Withdrawal, error)
+	Order(ctx context.Context, apiKey, id, clientRef string) (exgate.Order, error)
+	Withdrawal(ctx context.Context, apiKey, id, clientRef string) (exgate.Withdrawal, error)
+}
+
+// limiter is the gateway's own per-client rate limit.
+type limiter interface {
+	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (time.Duration, error)
+}
+
+// Config holds the server's dependencies. Keys, Exchanges, Ledger, Replay
+// and Limiter are required.
+type Config struct {
+	Keys      keyStore
+	Exchanges map[string]exgate.Exchange
+	Ledger    ledger
+	Replay    replayGuard
+	Limiter   limiter
+	// ClientLimit is each client key's request budget; zero Rate means
+	// no limit.
+	ClientLimit      exgate.RateLimit
+	RequireTimestamp bool
+	// Ready reports whether the store and shared state are reachable;
+	// nil means always ready.
+	Ready func(ctx context.Context) error
+	// OpenAPI is served at GET /v1/openapi.yaml.
+	OpenAPI []byte
+	Logger  *slog.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// RequestTimeout is the deadline of a signed request's exchange work
+	// (an adapter that would have to wait longer for the exchange's rate
+	// budget answers 503 at once). Orders and withdrawals keep their own
+	// submission deadline in the journal. Default 10 s.
+	RequestTimeout time.Duration
+	// KeyCacheTTL bounds how long a client key or credential is cached;
+	// default 500 ms, so revocations apply within a second.
+	KeyCacheTTL time.Duration
+}
+
+// Server is the HTTP API handler.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	now  func() time.Time
+	keys *keyCache
+	mux  *http.ServeMux
+}
+
+// New builds the API handler.
+func New(cfg Config) *Server {
+	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	ttl := cfg.KeyCacheTTL
+	if ttl <= 0 {
+		ttl = 500 * time.Millisecond
+	}
+	s.keys = newKeyCache(cfg.Keys, ttl, s.now)
+	s.mux = http.NewServeMux()
+	s.routes()
+	return s
+}
+
+// ServeHTTP assigns the request id, logs the request and dispatches it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := r.Header.Get("X-Request-ID")
+	if !validRequestID(id) {
+		id = newRequestID()
+	}
+	w.Header().Set("X-Request-ID", id)
+	ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.ErrorContext(ctx, "panic", "requestId", id, "panic", v)
+			if !rec.wrote {
+				s.writeProblem(rec, r.WithContext(ctx), errors.New("panic"), nil)
+			}
+		}
+		// The path only: the query carries the signature.
+		s.log.InfoContext(ctx, "request",
+			"requestId", id,
+			"method", r.Method,
+			"path", r.URL.Path,
+			"status", rec.status,
+			"bytes", rec.bytes,
+			"durationMs", float64(time.Since(start).Microseconds())/1000,
+			"apiKey", r.Header.Get("X-API-KEY"),
+			"remote", r.RemoteAddr,
+		)
+	}()
+	s.mux.ServeHTTP(rec, r.WithContext(ctx))
+}
+
+type requestIDKey struct{}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// validRequestID accepts a client's id of up to 128 visible ASCII
+// characters, so that logs cannot be forged with control characters.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status = code
+		r.wrote = true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// routes registers every route; a path known with another method answers
+// 405 with Allow, an unknown path 404, both as problems.
+func (s *Server) routes() {
+	type route struct {
+		method, path string
+		h            http.Handler
+	}
+	rs := []route{
+		{"POST", "/v1/order/market", s.signed(exgate.PermissionTrade, s.handleMarketOrder)},
+		{"GET", "/v1/order", s.signed(exgate.PermissionRead, s.handleOrder)},
+		{"GET", "/v1/market/recent-klines", s.signed(exgate.PermissionRead, s.handleKlines)},
+		{"GET", "/v1/market/order-book", s.signed(exgate.PermissionRead, s.handleOrderBook)},
+		{"GET", "/v1/wallet/account-balance", s.signed(exgate.PermissionRead, s.handleBalances)},
+		{"GET", "/v1/wallet/recent-deposits", s.signed(exgate.PermissionRead, s.handleDeposits)},
+		{"GET", "/v1/wallet/deposit", s.signed(exgate.PermissionRead, s.handleDepositAddress)},
+		{"POST", "/v1/wallet/withdraw", s.signed(exgate.PermissionWithdraw, s.handleWithdraw)},
+		{"GET", "/v1/wallet/withdrawal", s.signed(exgate.PermissionRead, s.handleWithdrawal)},
+		{"GET", "/healthz", http.HandlerFunc(s.handleHealth)},
+		{"GET", "/readyz", http.HandlerFunc(s.handleReady)},
+		{"GET", "/v1/openapi.yaml", http.HandlerFunc(s.handleOpenAPI)},
+	}
+	for _, rt := range rs {
+		s.mux.Handle(rt.method+" "+rt.path, rt.h)
+		allow := rt.method
+		if rt.method == "GET" {
+			allow = "GET, HEAD"
+		}
+		s.mux.Handle(rt.path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			s.writeProblem(w, r, exgate.Errorf(exgate.CodeMethodNotAllowed, "%s %s is not supported; use %s", r.Method, rt.path, rt.method), nil)
+		}))
+	}
+	s.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeProblem(w, r, exgate.Errorf(exgate.CodeNotFound, "no route %s", r.URL.Path), nil)
+	}))
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	s.writeJSON(w, r, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.cfg.Ready(ctx); err != nil {
+			s.log.WarnContext(ctx, "not ready", "err", err)
+			s.writeProblem(w, r, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "not ready: " + err.Error(), RetryAfter: time.Second}, nil)
+			return
+		}
+	}
+	s.writeJSON(w, r, map[string]string{"status": "ready"})
+}
+
+func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(s.cfg.OpenAPI)
+}
+
+// call is an authenticated request on a signed route.
+type call struct {
+	apiKey string
+	cred   exgate.Credential
+	ex     exgate.Exchange
+	params []param
+}
+
+// signed authenticates the request (DESIGN.md 2.1), resolves the exchange
+// credential, checks permission and the client's rate limit, then runs h.
+// Authentication comes first: an unauthenticated caller learns nothing
+// about parameters or exchange keys.
+func (s *Server) signed(perm exgate.Permission, h func(http.ResponseWriter, *http.Request, *call)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		timeout := s.cfg.RequestTimeout
+		if timeout <= 0 {
+			timeout = 10 * time.Second
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+		c, err := s.authenticate(w, r, perm)
+		if err != nil {
+			s.writeProblem(w, r, err, nil)
+			return
+		}
+		h(w, r, c)
+	})
+}
+
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgate.Permission) (*call, error) {
+	ctx := r.Context()
+	apiKey := r.Header.Get("X-API-KEY")
+	if apiKey == "" {
+		return nil, exgate.Errorf(exgate.CodeMissingAPIKey, "the X-API-KEY header is required")
+	}
+	key, mac, err := s.keys.clientKey(ctx, apiKey)
+	if errors.Is(err, exgate.ErrNotFound) || (err == nil && !key.Active()) {
+		return nil, exgate.Errorf(exgate.CodeInvalidAPIKey, "the API key is unknown or revoked")
+	}
+	if err != nil {
+		return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the key store is unreachable", RetryAfter: time.Second, Err: err}
+	}
+
+	var sr signedRequest
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		sr, err = parseQuery(r.URL.RawQuery)
+	} else {
+		body, rerr := readBody(w, r)
+		if rerr != nil {
+			return nil, rerr
+		}
+		sr, err = parseBody(body)
+		if err == nil && r.URL.RawQuery != "" {
+			err = errors.New("parameters of a POST request go in the JSON body, not the query string")
+		}
+	}
+	if err != nil {
+		return nil, &exgate.Error{Code: exgate.CodeInvalidParameter, Detail: err.Error()}
+	}
+	if sr.signatures == 0 || sr.signature == "" {
+		return nil, exgate.Errorf(exgate.CodeMissingSignature, "the signature parameter is required")
+	}
+	var sig [sha256.Size]byte
+	if !decodeSignature(sr.signature, &sig) || sr.signatures > 1 {
+		return nil, exgate.Errorf(exgate.CodeInvalidSignature, "signature must be one HMAC-SHA256 of the parameters as 64 hex characters")
+	}
+	if !mac.verify(sr.raw, &sig) && (sr.decoded == "" || !mac.verify(sr.decoded, &sig)) {
+		return nil, exgate.Errorf(exgate.CodeInvalidSignature, "the signature does not match the parameters")
+	}
+	now := s.now()
+	expiry, err := checkTimestamp(&sr, now, s.cfg.RequireTimestamp)
+	if err != nil {
+		return nil, err
+	}
+	if !expiry.IsZero() {
+		fresh, err := s.cfg.Replay.FirstUse(ctx, "replay:"+apiKey+":"+strings.ToLower(sr.signature), expiry)
+		if err != nil {
+			return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the replay guard is unreachable", RetryAfter: time.Second, Err: err}
+		}
+		if !fresh {
+			return nil, exgate.Errorf(exgate.CodeReplayedRequest, "this signature was already accepted inside its receive window")
+		}
+	}
+
+	// Authenticated from here on.
+	name := r.Header.Get("X-API-EXCHANGE-KEY")
+	if name == "" {
+		return nil, exgate.Errorf(exgate.CodeMissingExchangeKey, "the X-API-EXCHANGE-KEY header is required")
+	}
+	cred, err := s.keys.credential(ctx, apiKey, name)
+	if errors.Is(err, exgate.ErrNotFound) {
+		return nil, exgate.Errorf(exgate.CodeUnknownExchangeKey, "no exchange key named %q for this API key", name)
+	}
+	if err != nil {
+		return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the key store is unreachable", RetryAfter: time.Second, Err: err}
+	}
+	if !cred.Allows(perm) {
+		return nil, exgate.Errorf(exgate.CodePermissionDenied, "exchange key %q lacks the %s permission", name, perm)
+	}
+	ex, ok := s.cfg.Exchanges[cred.Exchange]
+	if !ok {
+		return nil, exgate.Errorf(exgate.CodeExchangeUnavailable, "exchange %q is not enabled on this gateway", cred.Exchange)
+	}
+	if s.cfg.ClientLimit.Rate > 0 {
+		wait, err := s.cfg.Limiter.Reserve(ctx, "client:"+apiKey, 1, s.cfg.ClientLimit)
+		if err != nil {
+			return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the rate limiter is unreachable", RetryAfter: time.Second, Err: err}
+		}
+		if wait > 0 {
+			return nil, &exgate.Error{Code: exgate.CodeRateLimited, RetryAfter: wait,
+				Detail: "this API key is over its limit of " + rateText(s.cfg.ClientLimit)}
+		}
+	}
+	return &call{apiKey: apiKey, cred: cred, ex: ex, params: sr.params}, nil
+}
+
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, exgate.Errorf(exgate.CodePayloadTooLarge, "the body is larger than %d bytes", MaxBodyBytes)
+		}
+		return nil, &exgate.Error{Code: exgate.CodeInvalidParameter, Detail: "the body could not be read", Err: err}
+	}
+	return body, nil
+}
+
+// rateText writes a limit for people: "20 requests per 1s".
+func rateText(l exgate.RateLimit) string {
+	return strconv.Itoa(l.Rate) + " requests per " + l.Period.String()
+}
