@@ -1,0 +1,161 @@
+// Package coalesce lets identical concurrent market-data requests share one
+// upstream call. Klines and order books are public: a thousand clients
+// asking for the same book at the same moment need one answer from the
+// exchange, not a thousand, which both saves the exchange's rate budget and
+// answers faster. The shared answer is also encoded to JSON once.
+package coalesce
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/exgate/exgate"
+	"golang.org/x/sync/singleflight"
+)
+
+// Exchange wraps an exchange so that concurrent identical RecentKlines and
+// OrderBook calls share one upstream call, and an answer may be reused for
+// up to MaxAge after it arrived. Everything else passes through.
+type Exchange struct {
+	exgate.Exchange
+	maxAge time.Duration
+	now    func() time.Time
+	group  singleflight.Group
+	cache  *recent
+}
+
+// Options configures the wrapper.
+type Options struct {
+	// MaxAge is how long a market-data answer may be served again after
+	// it arrived; zero shares only calls that overlap in time.
+	MaxAge time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// New wraps ex.
+func New(ex exgate.Exchange, opts Options) *Exchange {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Exchange{Exchange: ex, maxAge: opts.MaxAge, now: now, cache: newRecent(4096)}
+}
+
+var _ exgate.Exchange = (*Exchange)(nil)
+
+// answer is one shared upstream answer with its JSON, encoded at most once.
+type answer struct {
+	klines []exgate.Kline
+	book   exgate.OrderBook
+
+	once sync.Once
+	json []byte
+}
+
+func (a *answer) encoded() []byte {
+	a.once.Do(func() {
+		if a.klines != nil {
+			a.json = exgate.AppendKlinesJSON(make([]byte, 0, len(a.klines)*160+2), a.klines)
+		} else {
+			a.json = exgate.AppendOrderBookJSON(make([]byte, 0, (len(a.book.Bids)+len(a.book.Asks))*48+24), a.book)
+		}
+	})
+	return a.json
+}
+
+func klineKey(req exgate.KlineRequest) string {
+	return "k|" + req.Symbol.Base + "|" + req.Symbol.Quote + "|" + string(req.Interval) + "|" + strconv.Itoa(req.Limit)
+}
+
+func bookKey(req exgate.OrderBookRequest) string {
+	return "b|" + req.Symbol.Base + "|" + req.Symbol.Quote + "|" + strconv.Itoa(req.Limit)
+}
+
+// RecentKlines shares the call with identical concurrent requests. The
+// klines are immutable values shared by every caller.
+func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req exgate.KlineRequest) ([]exgate.Kline, error) {
+	a, err := e.klines(ctx, cred, req)
+	if err != nil {
+		return nil, err
+	}
+	return a.klines, nil
+}
+
+// RecentKlinesJSON is RecentKlines already encoded as the API answers it.
+func (e *Exchange) RecentKlinesJSON(ctx context.Context, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error) {
+	a, err := e.klines(ctx, cred, req)
+	if err != nil {
+		return nil, err
+	}
+	return a.encoded(), nil
+}
+
+func (e *Exchange) klines(ctx context.Context, cred exgate.Credential, req exgate.KlineRequest) (*answer, error) {
+	return e.do(ctx, klineKey(req), func(ctx context.Context) (*answer, error) {
+		ks, err := e.Exchange.RecentKlines(ctx, cred, req)
+		if ks == nil {
+			ks = []exgate.Kline{}
+		}
+		return &answer{klines: ks}, err
+	})
+}
+
+// OrderBook shares the call with identical concurrent requests.
+func (e *Exchange) OrderBook(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) (exgate.OrderBook, error) {
+	a, err := e.book(ctx, cred, req)
+	if err != nil {
+		return exgate.OrderBook{}, err
+	}
+	return a.book, nil
+}
+
+// OrderBookJSON is OrderBook already encoded as the API answers it.
+func (e *Exchange) OrderBookJSON(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) ([]byte, error) {
+	a, err := e.book(ctx, cred, req)
+	if err != nil {
+		return nil, err
+	}
+	return a.encoded(), nil
+}
+
+func (e *Exchange) book(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) (*answer, error) {
+	return e.do(ctx, bookKey(req), func(ctx context.Context) (*answer, error) {
+		b, err := e.Exchange.OrderBook(ctx, cred, req)
+		return &answer{book: b}, err
+	})
+}
+
+// do runs fn once per key among concurrent callers. The shared call is not
+// cancelled when the caller that started it goes away (others may still
+// wait for it); each caller stops waiting at its own deadline.
+func (e *Exchange) do(ctx context.Context, key string, fn func(context.Context) (*answer, error)) (*answer, error) {
+	if e.maxAge > 0 {
+		if a, ok := e.cache.get(key, e.now()); ok {
+			return a, nil
+		}
+	}
+	ch := e.group.DoChan(key, func() (any, error) {
+		callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		a, err := fn(callCtx)
+		if err != nil {
+			return nil, err
+		}
+		if e.maxAge > 0 {
+			e.cache.put(key, a, e.now().Add(e.maxAge))
+		}
+		return a, nil
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*answer), nil
+	case <-ctx.Done():
+		return nil, exgate.Errorf(exgate.CodeExchangeTimeout, "no market data from the exchange before the request's deadline")
+	}
+}

@@ -1,0 +1,174 @@
+package coalesce_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/coalesce"
+)
+
+// slowMarket counts calls and holds each one until released, so that
+// concurrent requests certainly overlap.
+type slowMarket struct {
+	exgate.Exchange
+	calls   atomic.Int64
+	release chan struct{}
+	err     error
+}
+
+func (s *slowMarket) RecentKlines(ctx context.Context, _ exgate.Credential, req exgate.KlineRequest) ([]exgate.Kline, error) {
+	s.calls.Add(1)
+	<-s.release
+	if s.err != nil {
+		return nil, s.err
+	}
+	return make([]exgate.Kline, req.Limit), nil
+}
+
+func (s *slowMarket) OrderBook(ctx context.Context, _ exgate.Credential, req exgate.OrderBookRequest) (exgate.OrderBook, error) {
+	s.calls.Add(1)
+	<-s.release
+	return exgate.OrderBook{Bids: make([]exgate.Level, req.Limit)}, s.err
+}
+
+func TestThousandIdenticalRequestsShareOneCall(t *testing.T) {
+	up := &slowMarket{release: make(chan struct{})}
+	ex := coalesce.New(up, coalesce.Options{})
+	req := exgate.KlineRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Interval: exgate.Interval1m, Limit: 500}
+	const n = 1000
+	var wg sync.WaitGroup
+	var started sync.WaitGroup
+	started.Add(n)
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			started.Done()
+			ks, err := ex.RecentKlines(t.Context(), exgate.Credential{}, req)
+			if err == nil && len(ks) != 500 {
+				err = errors.New("wrong length")
+			}
+			errs <- err
+		})
+	}
+	started.Wait()
+	// Let the goroutines reach the shared call before releasing it.
+	for up.calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(up.release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := up.calls.Load(); c > 5 {
+		t.Fatalf("%d upstream calls for %d identical concurrent requests, want at most a handful", c, n)
+	}
+	t.Logf("%d upstream calls for %d requests", up.calls.Load(), n)
+}
+
+func TestDifferentRequestsAreNotShared(t *testing.T) {
+	up := &slowMarket{release: make(chan struct{})}
+	close(up.release)
+	ex := coalesce.New(up, coalesce.Options{})
+	sym := exgate.Symbol{Base: "BTC", Quote: "USDT"}
+	for _, req := range []exgate.KlineRequest{
+		{Symbol: sym, Interval: exgate.Interval1m, Limit: 10},
+		{Symbol: sym, Interval: exgate.Interval1h, Limit: 10},
+		{Symbol: sym, Interval: exgate.Interval1m, Limit: 11},
+		{Symbol: exgate.Symbol{Base: "ETH", Quote: "USDT"}, Interval: exgate.Interval1m, Limit: 10},
+	} {
+		if _, err := ex.RecentKlines(t.Context(), exgate.Credential{}, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ex.OrderBook(t.Context(), exgate.Credential{}, exgate.OrderBookRequest{Symbol: sym, Limit: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if c := up.calls.Load(); c != 5 {
+		t.Fatalf("%d calls, want 5 (one per distinct request)", c)
+	}
+}
+
+func TestMaxAge(t *testing.T) {
+	up := &slowMarket{release: make(chan struct{})}
+	close(up.release)
+	now := time.Unix(1000, 0)
+	ex := coalesce.New(up, coalesce.Options{MaxAge: 100 * time.Millisecond, Now: func() time.Time { return now }})
+	req := exgate.OrderBookRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Limit: 5}
+	for range 3 {
+		if _, err := ex.OrderBook(t.Context(), exgate.Credential{}, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := up.calls.Load(); c != 1 {
+		t.Fatalf("%d calls inside MaxAge, want 1", c)
+	}
+	now = now.Add(100 * time.Millisecond)
+	if _, err := ex.OrderBook(t.Context(), exgate.Credential{}, req); err != nil {
+		t.Fatal(err)
+	}
+	if c := up.calls.Load(); c != 2 {
+		t.Fatalf("%d calls after MaxAge, want 2", c)
+	}
+}
+
+func TestErrorsAreNotCached(t *testing.T) {
+	up := &slowMarket{release: make(chan struct{}), err: exgate.Errorf(exgate.CodeExchangeUnavailable, "down")}
+	close(up.release)
+	ex := coalesce.New(up, coalesce.Options{MaxAge: time.Hour})
+	req := exgate.KlineRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Interval: exgate.Interval1m, Limit: 1}
+	for range 2 {
+		if _, err := ex.RecentKlines(t.Context(), exgate.Credential{}, req); exgate.ErrorCode(err) != exgate.CodeExchangeUnavailable {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	if c := up.calls.Load(); c != 2 {
+		t.Fatalf("%d calls, want 2: an error must not be served again", c)
+	}
+}
+
+func TestCallerDeadline(t *testing.T) {
+	up := &slowMarket{release: make(chan struct{})}
+	defer close(up.release)
+	ex := coalesce.New(up, coalesce.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := ex.RecentKlines(ctx, exgate.Credential{}, exgate.KlineRequest{Symbol: exgate.Symbol{Base: "A", Quote: "B"}, Interval: exgate.Interval1m, Limit: 1})
+	if exgate.ErrorCode(err) != exgate.CodeExchangeTimeout {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestJSONIsEncodedOnceAndMatches(t *testing.T) {
+	up := &slowMarket{release: make(chan struct{})}
+	close(up.release)
+	ex := coalesce.New(up, coalesce.Options{MaxAge: time.Minute})
+	req := exgate.KlineRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Interval: exgate.Interval1m, Limit: 3}
+	a, err := ex.RecentKlinesJSON(t.Context(), exgate.Credential{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := ex.RecentKlinesJSON(t.Context(), exgate.Credential{}, req)
+	ks, _ := ex.RecentKlines(t.Context(), exgate.Credential{}, req)
+	if want := exgate.AppendKlinesJSON(nil, ks); string(a) != string(want) {
+		t.Fatalf("JSON %s, want %s", a, want)
+	}
+	if &a[0] != &b[0] {
+		t.Error("the shared answer was encoded twice")
+	}
+	breq := exgate.OrderBookRequest{Symbol: req.Symbol, Limit: 2}
+	bj, _ := ex.OrderBookJSON(t.Context(), exgate.Credential{}, breq)
+	book, _ := ex.OrderBook(t.Context(), exgate.Credential{}, breq)
+	if want := exgate.AppendOrderBookJSON(nil, book); string(bj) != string(want) {
+		t.Fatalf("book JSON %s, want %s", bj, want)
+	}
+}

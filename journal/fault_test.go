@@ -1,0 +1,372 @@
+package journal_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/binance"
+	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/gateio"
+	"github.com/exgate/exgate/exchange/gateio/gateiofake"
+	"github.com/exgate/exgate/exchange/kraken"
+	"github.com/exgate/exgate/exchange/kraken/krakenfake"
+	"github.com/exgate/exgate/journal"
+	"github.com/exgate/exgate/localstate"
+	"github.com/exgate/exgate/sqlite"
+	"github.com/shopspring/decimal"
+)
+
+// fault is what the fake does with one request, in terms every fake offers.
+type fault int
+
+const (
+	faultNone      fault = iota
+	faultSlow            // answered after the adapter gave up: outcome unknown
+	faultSlowOK          // slow, but inside the deadline
+	faultStatus500       // a 5xx without processing
+	faultDrop            // connection reset before processing
+	faultDropAfter       // processed (order placed), answer lost
+)
+
+func randomFault(r *rand.Rand) fault {
+	switch n := r.IntN(100); {
+	case n < 40:
+		return faultNone
+	case n < 55:
+		return faultSlow
+	case n < 65:
+		return faultSlowOK
+	case n < 75:
+		return faultStatus500
+	case n < 85:
+		return faultDrop
+	default:
+		return faultDropAfter
+	}
+}
+
+// Timing of the suite: the adapters give up after callTimeout.
+const (
+	callTimeout = 150 * time.Millisecond
+	slowDelay   = 300 * time.Millisecond
+	slowOKDelay = 20 * time.Millisecond
+)
+
+// venue is one exchange's fake with an adapter pointed at it.
+type venue struct {
+	name    string
+	ex      exgate.Exchange
+	cred    exgate.Credential
+	order   exgate.OrderRequest
+	wd      exgate.WithdrawalRequest
+	inject  func(f func(r *http.Request) fault)
+	orders  func(clientID string) int
+	withdrs func(clientID string) int
+	// isSubmit tells the order and withdrawal submissions apart from
+	// reads, which get faults less often.
+	isSubmit func(r *http.Request) bool
+}
+
+func binanceVenue(t *testing.T) venue {
+	fake := binancefake.New(binancefake.Options{WeightLimit: -1})
+	t.Cleanup(fake.Close)
+	fake.AddAccount(binancefake.Account{APIKey: "k", Secret: "s", Balances: map[string]string{"USDT": "10000000", "BTC": "1000"}})
+	ex := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{}})
+	return venue{
+		name:  "binance",
+		ex:    ex,
+		cred:  exgate.Credential{Exchange: exgate.ExchangeBinance, Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
+		order: exgate.OrderRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Side: exgate.SideBuy, Quantity: decimal.RequireFromString("20"), QuantityIn: exgate.InQuote},
+		wd:    exgate.WithdrawalRequest{Asset: "USDT", Network: "TRX", Address: "TN3W4H6rK2ce4vX9YnFQHwKENnHjoxb3m9", Amount: decimal.RequireFromString("25")},
+		inject: func(f func(r *http.Request) fault) {
+			fake.SetFault(func(r *http.Request) binancefake.Fault {
+				switch f(r) {
+				case faultSlow:
+					return binancefake.Fault{Delay: slowDelay}
+				case faultSlowOK:
+					return binancefake.Fault{Delay: slowOKDelay}
+				case faultStatus500:
+					return binancefake.Fault{Status: 500, Body: `{"code":-1000,"msg":"An unknown error occured while processing the request."}`}
+				case faultDrop:
+					return binancefake.Fault{Drop: true}
+				case faultDropAfter:
+					return binancefake.Fault{DropAfter: true}
+				}
+				return binancefake.Fault{}
+			})
+		},
+		orders:  fake.OrdersWithClientID,
+		withdrs: fake.WithdrawalsWithClientID,
+		isSubmit: func(r *http.Request) bool {
+			return (r.Method == http.MethodPost && r.URL.Path == "/api/v3/order") || r.URL.Path == "/sapi/v1/capital/withdraw/apply"
+		},
+	}
+}
+
+func krakenVenue(t *testing.T) venue {
+	fake := krakenfake.New(krakenfake.Options{})
+	t.Cleanup(fake.Close)
+	const addr = "bc1qxdsh4sdd29h6ldehz0se5c61asq8cgwyjf2y3z"
+	secret := "c2VjcmV0LW9mLXRoZS1rcmFrZW4ta2V5"
+	if err := fake.AddAccount(krakenfake.Account{Key: "k", Secret: secret,
+		Balances:     map[string]string{"XXBT": "1000", "USDT": "10000000"},
+		WithdrawKeys: []krakenfake.WithdrawKey{{Name: "cold", Asset: "XXBT", Method: "Bitcoin", Address: addr, Verified: true}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Kraken's call counter would pace this test to one call a second;
+	// pacing has its own tests, so it is lifted here.
+	ex := kraken.New(kraken.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{},
+		Nonces: localstate.NewNonces(), RetryDelay: time.Millisecond, Tier: kraken.TierPro})
+	return venue{
+		name:  "kraken",
+		ex:    ex,
+		cred:  exgate.Credential{Exchange: exgate.ExchangeKraken, Key: "k", Secret: secret, Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
+		order: exgate.OrderRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Side: exgate.SideBuy, Quantity: decimal.RequireFromString("0.001"), QuantityIn: exgate.InBase},
+		wd:    exgate.WithdrawalRequest{Asset: "BTC", Network: "BTC", Address: addr, Amount: decimal.RequireFromString("0.01")},
+		inject: func(f func(r *http.Request) fault) {
+			fake.SetFault(func(r *http.Request) krakenfake.Fault {
+				switch f(r) {
+				case faultSlow:
+					return krakenfake.Fault{Delay: slowDelay}
+				case faultSlowOK:
+					return krakenfake.Fault{Delay: slowOKDelay}
+				case faultStatus500:
+					return krakenfake.Fault{Status: 500, Body: "Internal Server Error"}
+				case faultDrop:
+					return krakenfake.Fault{DropBefore: true}
+				case faultDropAfter:
+					return krakenfake.Fault{DropAfter: true}
+				}
+				return krakenfake.Fault{}
+			})
+		},
+		orders:  func(id string) int { return fake.OrdersByClientID("k", id) },
+		withdrs: nil, // Kraken has no client withdrawal id; see the kraken adapter docs
+		isSubmit: func(r *http.Request) bool {
+			return r.URL.Path == "/0/private/AddOrder" || r.URL.Path == "/0/private/Withdraw"
+		},
+	}
+}
+
+func gateioVenue(t *testing.T) venue {
+	fake := gateiofake.New(gateiofake.Options{NoRateLimits: true})
+	t.Cleanup(fake.Close)
+	if err := fake.AddAccount(gateiofake.Account{APIKey: "k", Secret: "s", Balances: map[string]string{"USDT": "10000000", "BTC": "1000"}}); err != nil {
+		t.Fatal(err)
+	}
+	ex := gateio.New(gateio.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{}})
+	return venue{
+		name:  "gateio",
+		ex:    ex,
+		cred:  exgate.Credential{Exchange: exgate.ExchangeGateio, Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
+		order: exgate.OrderRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Side: exgate.SideBuy, Quantity: decimal.RequireFromString("20"), QuantityIn: exgate.InQuote},
+		wd:    exgate.WithdrawalRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: decimal.RequireFromString("100")},
+		inject: func(f func(r *http.Request) fault) {
+			fake.SetFault(func(r *http.Request) gateiofake.Fault {
+				switch f(r) {
+				case faultSlow:
+					return gateiofake.Fault{Delay: slowDelay}
+				case faultSlowOK:
+					return gateiofake.Fault{Delay: slowOKDelay}
+				case faultStatus500:
+					return gateiofake.Fault{Status: 500, Body: `{"label":"SERVER_ERROR","message":"Internal server error"}`}
+				case faultDrop:
+					return gateiofake.Fault{Drop: true}
+				case faultDropAfter:
+					return gateiofake.Fault{DropAfter: true}
+				}
+				return gateiofake.Fault{}
+			})
+		},
+		orders:  func(id string) int { return fake.OrdersByText("k", "t-"+id) },
+		withdrs: func(id string) int { return fake.Withdrawals("k", id) },
+		isSubmit: func(r *http.Request) bool {
+			return (r.Method == http.MethodPost && r.URL.Path == "/api/v4/spot/orders") || r.URL.Path == "/api/v4/withdrawals"
+		},
+	}
+}
+
+// shiftClock is real time plus an offset the test moves forward, so the
+// journal's grace period can pass without waiting for it.
+type shiftClock struct{ offset atomic.Int64 }
+
+func (c *shiftClock) Now() time.Time      { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *shiftClock) Add(d time.Duration) { c.offset.Add(int64(d)) }
+
+// TestFaultInjection places many orders (then withdrawals) through the
+// journal while the fake injects timeouts before and after it accepts, 5xx
+// answers, resets and slow answers, with clients retrying under the same
+// client id. Afterwards the fake must hold at most one order per client id
+// and every intent must be reconciled to what the fake really holds.
+func TestFaultInjection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault injection runs thousands of requests; skipped with -short")
+	}
+	for _, newVenue := range []func(*testing.T) venue{binanceVenue, krakenVenue, gateioVenue} {
+		for _, kind := range []exgate.IntentKind{exgate.IntentOrder, exgate.IntentWithdrawal} {
+			v := newVenue(t)
+			if kind == exgate.IntentWithdrawal && v.withdrs == nil {
+				continue
+			}
+			t.Run(v.name+"/"+string(kind), func(t *testing.T) { runFaults(t, v, kind) })
+		}
+	}
+}
+
+func runFaults(t *testing.T, v venue, kind exgate.IntentKind) {
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{1}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.CreateClientKey(ctx, exgate.ClientKey{APIKey: "client", Secret: "x", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	cred := v.cred
+	cred.ClientAPIKey, cred.Name = "client", "main"
+	if cred, err = st.AddCredential(ctx, cred); err != nil {
+		t.Fatal(err)
+	}
+	clk := &shiftClock{}
+	jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{cred.Exchange: v.ex},
+		Now: clk.Now, CallTimeout: 3 * time.Second, NotFoundGrace: time.Minute})
+
+	rng := rand.New(rand.NewPCG(1, uint64(len(v.name))))
+	var rngMu sync.Mutex
+	v.inject(func(r *http.Request) fault {
+		rngMu.Lock()
+		defer rngMu.Unlock()
+		if !v.isSubmit(r) && rng.IntN(4) != 0 {
+			return faultNone // reads fail less often
+		}
+		return randomFault(rng)
+	})
+
+	attempts, distinct := 1000, 400
+	if raceEnabled {
+		attempts, distinct = 200, 80
+	}
+	var next atomic.Int64
+	var placed atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for {
+				n := int(next.Add(1)) - 1
+				if n >= attempts {
+					return
+				}
+				// Attempt n retries ref n % distinct: every ref is
+				// tried two or three times, often concurrently.
+				ref := fmt.Sprintf("ref-%d", n%distinct)
+				var err error
+				if kind == exgate.IntentOrder {
+					_, err = jr.PlaceOrder(ctx, cred, v.order, ref)
+				} else {
+					_, err = jr.Withdraw(ctx, cred, v.wd, ref)
+				}
+				if err == nil {
+					placed.Add(1)
+				} else if c := exgate.ErrorCode(err); c != exgate.CodeExchangeTimeout && c != exgate.CodeExchangeError &&
+					c != exgate.CodeExchangeUnavailable && c != exgate.CodeOrderRejected && c != exgate.CodeWithdrawalRejected {
+					t.Errorf("attempt %d: unexpected %v", n, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	v.inject(func(*http.Request) fault { return faultNone })
+
+	// Reconcile until nothing is left; intents the exchange never saw
+	// are settled once the grace period has passed.
+	clk.Add(2 * time.Minute)
+	left := -1
+	for i := 0; i < 20 && left != 0; i++ {
+		left = jr.ReconcileAll(ctx)
+	}
+	if left != 0 {
+		its, _ := st.UnfinishedIntents(ctx, 10)
+		for _, it := range its {
+			var req exgate.OrderRequest
+			_ = jsonUnmarshal(it.Request, &req)
+			_, err := v.ex.QueryOrder(ctx, cred, exgate.OrderQuery{Symbol: req.Symbol, ClientOrderID: it.ID})
+			t.Logf("unfinished %s %s %s: query: %v", it.ID, it.State, it.Response, err)
+		}
+		t.Fatalf("%d intents still unfinished after reconciliation", left)
+	}
+
+	count := v.orders
+	if kind == exgate.IntentWithdrawal {
+		count = v.withdrs
+	}
+	held, never := 0, 0
+	for i := range distinct {
+		ref := fmt.Sprintf("ref-%d", i)
+		it, err := st.IntentByClientRef(ctx, "client", kind, ref)
+		if err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+		n := count(it.ID)
+		if n > 1 {
+			t.Errorf("%s (%s): the exchange holds %d of it", ref, it.ID, n)
+		}
+		if it.State != exgate.IntentFinal {
+			t.Errorf("%s: state %s", ref, it.State)
+		}
+		switch {
+		case n == 1 && it.Status == http.StatusOK:
+			held++
+			checkRecorded(t, kind, it)
+		case n == 0 && it.Status != http.StatusOK:
+			never++
+		default:
+			t.Errorf("%s (%s): the exchange holds %d, the journal says %d %s", ref, it.ID, n, it.Status, it.Response)
+		}
+	}
+	t.Logf("%s %ss: %d attempts over %d client ids: %d held by the exchange, %d never placed; %d answered at once",
+		v.name, kind, attempts, distinct, held, never, placed.Load())
+	if held == 0 {
+		t.Error("no intent reached the exchange: the faults are too strong for the test to mean anything")
+	}
+}
+
+// checkRecorded checks the journal holds the exchange's final record.
+func checkRecorded(t *testing.T, kind exgate.IntentKind, it exgate.Intent) {
+	t.Helper()
+	if kind == exgate.IntentOrder {
+		var o exgate.Order
+		if err := jsonUnmarshal(it.Response, &o); err != nil || !o.Status.Final() || o.ID != it.ID {
+			t.Errorf("%s: recorded order %s (%v)", it.ID, it.Response, err)
+		}
+		return
+	}
+	var w exgate.Withdrawal
+	if err := jsonUnmarshal(it.Response, &w); err != nil || w.ID != it.ID {
+		t.Errorf("%s: recorded withdrawal %s (%v)", it.ID, it.Response, err)
+	}
+}
+
+var errEmpty = errors.New("empty response")
+
+// unlimited is a limiter that never waits.
+type unlimited struct{}
+
+func (unlimited) Reserve(context.Context, string, int, exgate.RateLimit) (time.Duration, error) {
+	return 0, nil
+}
+func (unlimited) Pause(context.Context, string, time.Time) error { return nil }
+func (unlimited) PausedUntil(context.Context, string) (time.Time, error) {
+	return time.Time{}, nil
+}

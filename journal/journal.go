@@ -1,0 +1,423 @@
+// Package journal makes orders and withdrawals safe to retry and safe to
+// crash (DESIGN.md section 5). Every intent is written to the store before
+// the exchange is called and its outcome after; a client id reused by the
+// same client returns the first answer; an ambiguous outcome is never sent
+// again but reconciled by querying the exchange by the gateway's client id.
+package journal
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/exgate/exgate"
+)
+
+// Store is the journal's view of the store.
+type Store interface {
+	CreateIntent(ctx context.Context, it exgate.Intent) error
+	Intent(ctx context.Context, id string) (exgate.Intent, error)
+	IntentByClientRef(ctx context.Context, apiKey string, kind exgate.IntentKind, ref string) (exgate.Intent, error)
+	UpdateIntent(ctx context.Context, id string, state exgate.IntentState, status int, response []byte) error
+	UnfinishedIntents(ctx context.Context, limit int) ([]exgate.Intent, error)
+	Credential(ctx context.Context, apiKey, name string) (exgate.Credential, error)
+}
+
+// Options configures a Service. Store and Exchanges are required.
+type Options struct {
+	Store     Store
+	Exchanges map[string]exgate.Exchange
+	Logger    *slog.Logger
+	Now       func() time.Time
+	// CallTimeout bounds one submission to an exchange; the call is not
+	// cancelled when the client goes away. Default 15 s.
+	CallTimeout time.Duration
+	// QueryTimeout bounds one reconciliation read (which may page
+	// through the exchange's order history). Default 20 s.
+	QueryTimeout time.Duration
+	// NotFoundGrace is how long an intent whose outcome is unknown may be
+	// missing on the exchange before it is recorded as never placed.
+	// It must exceed CallTimeout. Default 2 min.
+	NotFoundGrace time.Duration
+	// ReconcileEvery is the reconciler's polling period. Default 1 s.
+	ReconcileEvery time.Duration
+}
+
+// Service places orders and withdrawals through the journal.
+type Service struct {
+	store     Store
+	exchanges map[string]exgate.Exchange
+	log       *slog.Logger
+	now       func() time.Time
+	timeout   time.Duration
+	qtimeout  time.Duration
+	grace     time.Duration
+	every     time.Duration
+	kick      chan struct{}
+
+	// inflight keeps the reconciler away from intents this process is
+	// submitting right now.
+	mu       sync.Mutex
+	inflight map[string]bool
+}
+
+// New builds a Service.
+func New(opts Options) *Service {
+	s := &Service{
+		store:     opts.Store,
+		exchanges: opts.Exchanges,
+		log:       opts.Logger,
+		now:       opts.Now,
+		timeout:   opts.CallTimeout,
+		qtimeout:  opts.QueryTimeout,
+		grace:     opts.NotFoundGrace,
+		every:     opts.ReconcileEvery,
+		kick:      make(chan struct{}, 1),
+		inflight:  map[string]bool{},
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.timeout <= 0 {
+		s.timeout = 15 * time.Second
+	}
+	if s.qtimeout <= 0 {
+		s.qtimeout = 20 * time.Second
+	}
+	if s.grace <= 0 {
+		s.grace = 2 * time.Minute
+	}
+	if s.every <= 0 {
+		s.every = time.Second
+	}
+	return s
+}
+
+// kind holds what differs between orders and withdrawals.
+type kind[R, T any] struct {
+	name   exgate.IntentKind
+	prefix byte
+	// rejected is the code recorded for an intent the exchange never saw.
+	rejected exgate.Code
+	setID    func(r *R, id string)
+	submit   func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r R) (T, error)
+	query    func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r R, id string) (T, error)
+	// pending is the record answered while the outcome is unknown.
+	pending func(r R, id string, at time.Time, exchange string) T
+	// label sets the gateway's id and the client's id on a record.
+	label func(t T, id, ref string) T
+	final func(t T) bool
+}
+
+var orderKind = kind[exgate.OrderRequest, exgate.Order]{
+	name:     exgate.IntentOrder,
+	prefix:   'o',
+	rejected: exgate.CodeOrderRejected,
+	setID:    func(r *exgate.OrderRequest, id string) { r.ClientOrderID = id },
+	submit: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.OrderRequest) (exgate.Order, error) {
+		return ex.PlaceMarketOrder(ctx, cred, r)
+	},
+	query: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.OrderRequest, id string) (exgate.Order, error) {
+		return ex.QueryOrder(ctx, cred, exgate.OrderQuery{Symbol: r.Symbol, ClientOrderID: id})
+	},
+	pending: func(r exgate.OrderRequest, id string, at time.Time, exchange string) exgate.Order {
+		return exgate.Order{
+			ID: id, Asset1: r.Symbol.Base, Asset2: r.Symbol.Quote, Status: exgate.OrderPending,
+			Type: exgate.OrderTypeMarket, Side: r.Side, Quantity: exgate.NewNumber(r.Quantity),
+			QuantityIn: r.QuantityIn.Asset(r.Symbol), OpenAt: at.UnixMilli(), CloseAt: at.UnixMilli(),
+			Exchange: exchange,
+		}
+	},
+	label: func(o exgate.Order, id, ref string) exgate.Order {
+		o.ID, o.ClientOrderID = id, ref
+		return o
+	},
+	final: func(o exgate.Order) bool { return o.Status.Final() },
+}
+
+var withdrawalKind = kind[exgate.WithdrawalRequest, exgate.Withdrawal]{
+	name:     exgate.IntentWithdrawal,
+	prefix:   'w',
+	rejected: exgate.CodeWithdrawalRejected,
+	setID:    func(r *exgate.WithdrawalRequest, id string) { r.ClientWithdrawalID = id },
+	submit: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.WithdrawalRequest) (exgate.Withdrawal, error) {
+		return ex.Withdraw(ctx, cred, r)
+	},
+	query: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.WithdrawalRequest, id string) (exgate.Withdrawal, error) {
+		return ex.QueryWithdrawal(ctx, cred, exgate.WithdrawalQuery{Asset: r.Asset, ClientWithdrawalID: id})
+	},
+	pending: func(r exgate.WithdrawalRequest, id string, at time.Time, exchange string) exgate.Withdrawal {
+		return exgate.Withdrawal{
+			ID: id, Amount: exgate.NewNumber(r.Amount), TotalAmount: exgate.NewNumber(r.Amount),
+			Asset: r.Asset, Status: exgate.TransferPending, ToAddress: r.Address, Tag: r.Tag,
+			Timestamp: at.UnixMilli(), Network: r.Network, Exchange: exchange,
+		}
+	},
+	label: func(w exgate.Withdrawal, id, ref string) exgate.Withdrawal {
+		w.ID, w.ClientWithdrawalID = id, ref
+		return w
+	},
+	final: func(w exgate.Withdrawal) bool { return w.Status.Final() },
+}
+
+// PlaceOrder places a market order once per client reference. On an
+// unknown outcome it returns the PENDING order with an EXCHANGE_TIMEOUT
+// error.
+func (s *Service) PlaceOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest, clientRef string) (exgate.Order, error) {
+	return submit(ctx, s, orderKind, cred, req, clientRef)
+}
+
+// Withdraw submits a withdrawal once per client reference.
+func (s *Service) Withdraw(ctx context.Context, cred exgate.Credential, req exgate.WithdrawalRequest, clientRef string) (exgate.Withdrawal, error) {
+	return submit(ctx, s, withdrawalKind, cred, req, clientRef)
+}
+
+// Order returns an order of the client by gateway id or client id,
+// refreshed from the exchange while it is not final.
+func (s *Service) Order(ctx context.Context, apiKey, id, clientRef string) (exgate.Order, error) {
+	return lookup(ctx, s, orderKind, apiKey, id, clientRef)
+}
+
+// Withdrawal returns a withdrawal of the client by gateway id or client id.
+func (s *Service) Withdrawal(ctx context.Context, apiKey, id, clientRef string) (exgate.Withdrawal, error) {
+	return lookup(ctx, s, withdrawalKind, apiKey, id, clientRef)
+}
+
+func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate.Credential, req R, ref string) (T, error) {
+	var zero T
+	fp, err := fingerprint(cred, req)
+	if err != nil {
+		return zero, err
+	}
+	if ref != "" {
+		it, err := s.store.IntentByClientRef(ctx, cred.ClientAPIKey, k.name, ref)
+		if err == nil {
+			return replay(ctx, s, k, it, fp)
+		}
+		if !errors.Is(err, exgate.ErrNotFound) {
+			return zero, storeError(err)
+		}
+	}
+	ex, ok := s.exchanges[cred.Exchange]
+	if !ok {
+		return zero, exgate.Errorf(exgate.CodeExchangeUnavailable, "exchange %q is not enabled on this gateway", cred.Exchange)
+	}
+	id := exgate.NewID(k.prefix)
+	k.setID(&req, id)
+	reqJSON, err := json.Marshal(req)
+	if err != nil {
+		return zero, fmt.Errorf("journal: encode request: %w", err)
+	}
+	now := s.now()
+	it := exgate.Intent{
+		ID: id, Kind: k.name, ClientAPIKey: cred.ClientAPIKey, CredentialID: cred.ID,
+		CredentialName: cred.Name, Exchange: cred.Exchange, ClientRef: ref, Fingerprint: fp,
+		Request: reqJSON, State: exgate.IntentSubmitting, CreatedAt: now, UpdatedAt: now,
+	}
+	s.setInflight(id, true)
+	defer s.setInflight(id, false)
+	if err := s.store.CreateIntent(ctx, it); err != nil {
+		if errors.Is(err, exgate.ErrConflict) && ref != "" {
+			// Another request with the same client id won the race.
+			prev, err := s.store.IntentByClientRef(ctx, cred.ClientAPIKey, k.name, ref)
+			if err != nil {
+				return zero, storeError(err)
+			}
+			return replay(ctx, s, k, prev, fp)
+		}
+		return zero, storeError(err)
+	}
+
+	// The call outlives the client's connection: an order half-sent
+	// because a client hung up is exactly what must not happen.
+	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+	rec, callErr := k.submit(callCtx, ex, cred, req)
+	cancel()
+
+	// Record the outcome with a fresh context for the same reason.
+	saveCtx, cancelSave := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancelSave()
+	if callErr == nil {
+		rec = k.label(rec, id, ref)
+		state := exgate.IntentAccepted
+		if k.final(rec) {
+			state = exgate.IntentFinal
+		}
+		s.save(saveCtx, id, state, http.StatusOK, rec)
+		return rec, nil
+	}
+	if definite(callErr) {
+		s.save(saveCtx, id, exgate.IntentFinal, exgate.ErrorCode(callErr).Status(), toStored(callErr))
+		return zero, callErr
+	}
+	s.log.WarnContext(ctx, "outcome unknown; reconciling", "kind", string(k.name), "id", id, "exchange", cred.Exchange, "err", callErr)
+	pending := k.label(k.pending(req, id, now, cred.Exchange), id, ref)
+	s.save(saveCtx, id, exgate.IntentUnknown, http.StatusGatewayTimeout, pending)
+	s.Kick()
+	return pending, timeoutError(k.name, id)
+}
+
+func timeoutError(k exgate.IntentKind, id string) error {
+	route := "/v1/order"
+	if k == exgate.IntentWithdrawal {
+		route = "/v1/wallet/withdrawal"
+	}
+	return exgate.Errorf(exgate.CodeExchangeTimeout,
+		"the exchange did not confirm the %s in time; its outcome is being reconciled and it will not be sent again; read it with GET %s?id=%s", k, route, id)
+}
+
+// definite reports whether the exchange (or the adapter's local check)
+// certainly refused the request, as opposed to an unknown outcome.
+func definite(err error) bool {
+	e, ok := errors.AsType[*exgate.Error](err)
+	if !ok {
+		return false
+	}
+	switch e.Code {
+	case exgate.CodeExchangeTimeout, exgate.CodeInternal:
+		return false
+	}
+	return true
+}
+
+func (s *Service) setInflight(id string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on {
+		s.inflight[id] = true
+	} else {
+		delete(s.inflight, id)
+	}
+}
+
+func (s *Service) isInflight(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inflight[id]
+}
+
+// storedError is how a refusal is kept in an intent's response.
+type storedError struct {
+	Code   exgate.Code `json:"code"`
+	Detail string      `json:"detail"`
+	Param  string      `json:"param,omitempty"`
+}
+
+func toStored(err error) storedError {
+	e, _ := errors.AsType[*exgate.Error](err)
+	return storedError{Code: e.Code, Detail: e.Detail, Param: e.Param}
+}
+
+// save records an outcome. A failure here leaves the intent unfinished,
+// so the reconciler will settle it from the exchange's records.
+func (s *Service) save(ctx context.Context, id string, state exgate.IntentState, status int, v any) {
+	body, err := json.Marshal(v)
+	if err == nil {
+		err = s.store.UpdateIntent(ctx, id, state, status, body)
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "journal: outcome not recorded; the reconciler will settle it", "id", id, "err", err)
+	}
+}
+
+func storeError(err error) error {
+	return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the gateway's store is unavailable", RetryAfter: time.Second, Err: err}
+}
+
+// fingerprint identifies a request's parameters (without the gateway id).
+func fingerprint[R any](cred exgate.Credential, req R) (string, error) {
+	b, err := json.Marshal(struct {
+		Credential string
+		Request    R
+	}{cred.Name, req})
+	if err != nil {
+		return "", fmt.Errorf("journal: fingerprint: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// replay answers a retry with the intent's recorded answer, refreshed from
+// the exchange if it is not final yet.
+func replay[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgate.Intent, fp string) (T, error) {
+	var zero T
+	if it.Fingerprint != fp {
+		return zero, exgate.Errorf(exgate.CodeIdempotencyConflict,
+			"this client id was already used for a different %s (gateway id %s)", k.name, it.ID)
+	}
+	if !it.State.Done() && !s.isInflight(it.ID) {
+		if fresh, err := reconcile(ctx, s, k, it); err == nil {
+			it = fresh
+		}
+	}
+	return decode(k, it)
+}
+
+// decode turns an intent's recorded answer back into a record or error.
+func decode[R, T any](k kind[R, T], it exgate.Intent) (T, error) {
+	var rec T
+	switch {
+	case it.Status == 0 || len(it.Response) == 0:
+		// Recorded but no outcome yet: being submitted or its
+		// answer was lost in a crash.
+		var req R
+		if err := json.Unmarshal(it.Request, &req); err != nil {
+			return rec, fmt.Errorf("journal: decode request %s: %w", it.ID, err)
+		}
+		return k.label(k.pending(req, it.ID, it.CreatedAt, it.Exchange), it.ID, it.ClientRef), timeoutError(k.name, it.ID)
+	case it.Status == http.StatusOK || it.Status == http.StatusGatewayTimeout:
+		if err := json.Unmarshal(it.Response, &rec); err != nil {
+			return rec, fmt.Errorf("journal: decode response %s: %w", it.ID, err)
+		}
+		if it.Status == http.StatusGatewayTimeout {
+			return rec, timeoutError(k.name, it.ID)
+		}
+		return rec, nil
+	default:
+		var se storedError
+		if err := json.Unmarshal(it.Response, &se); err != nil {
+			return rec, fmt.Errorf("journal: decode response %s: %w", it.ID, err)
+		}
+		return rec, &exgate.Error{Code: se.Code, Detail: se.Detail, Param: se.Param}
+	}
+}
+
+func lookup[R, T any](ctx context.Context, s *Service, k kind[R, T], apiKey, id, ref string) (T, error) {
+	var zero T
+	var it exgate.Intent
+	var err error
+	if id != "" {
+		it, err = s.store.Intent(ctx, id)
+		if err == nil && (it.ClientAPIKey != apiKey || it.Kind != k.name) {
+			err = exgate.ErrNotFound // another client's records do not exist for this one
+		}
+	} else {
+		it, err = s.store.IntentByClientRef(ctx, apiKey, k.name, ref)
+	}
+	if errors.Is(err, exgate.ErrNotFound) {
+		return zero, exgate.Errorf(exgate.CodeNotFound, "no %s with that id for this API key", k.name)
+	}
+	if err != nil {
+		return zero, storeError(err)
+	}
+	if !it.State.Done() && !s.isInflight(it.ID) {
+		if fresh, err := reconcile(ctx, s, k, it); err == nil {
+			it = fresh
+		}
+	}
+	rec, err := decode(k, it)
+	if e, ok := errors.AsType[*exgate.Error](err); ok && e.Code == exgate.CodeExchangeTimeout {
+		return rec, nil // reading a pending record is not an error
+	}
+	return rec, err
+}
