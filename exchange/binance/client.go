@@ -1,0 +1,586 @@
+package binance
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/exgate/exgate"
+)
+
+// Limiter paces calls to the exchange; localstate.Limiter (in process)
+// and the redis package's limiter (shared by instances) implement it.
+type Limiter interface {
+	// Reserve takes cost from key's budget, or returns how long until it could (0 = taken).
+	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (retryAfter time.Duration, err error)
+	// Pause stops all calls for key until t (the exchange said back off).
+	Pause(ctx context.Context, key string, until time.Time) error
+	// PausedUntil reports the pause end for key (zero time if none).
+	PausedUntil(ctx context.Context, key string) (time.Time, error)
+}
+
+// sign returns the hex HMAC-SHA256 of the query string concatenated with
+// the request body (no separator), keyed by the API secret: Binance's
+// signature of a SIGNED request (rest-api.md, "SIGNED Endpoint security").
+// Both parts are the exact percent-encoded bytes sent, without the
+// signature parameter itself.
+func sign(secret, query, body string) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(query))
+	mac.Write([]byte(body))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+const (
+	second = time.Second
+	minute = time.Minute
+
+	// maxReadRetries is how many more times an idempotent read is sent
+	// after a connection error or a 5xx answer.
+	maxReadRetries = 2
+	// maxBody caps an answer read into memory; exchangeInfo of every
+	// symbol is the largest answer (several MB).
+	maxBody = 64 << 20
+	// weightHeadroom is the share of a budget the adapter leaves unused
+	// according to the exchange's own usage header (other processes on
+	// the same IP count against it too).
+	weightHeadroomPercent = 90
+)
+
+// limitSpec is one of Binance's budgets: limit units per window.
+type limitSpec struct {
+	limit  int
+	window time.Duration
+}
+
+// rateLimit expresses the budget for the Limiter: a burst of a fifth of the
+// budget and a steady rate of the other four fifths, so that no window of
+// the budget's length ever holds more than the limit.
+func (l limitSpec) rateLimit() exgate.RateLimit {
+	burst := max(l.limit/5, 1)
+	return exgate.RateLimit{Rate: max(l.limit-burst, 1), Period: l.window, Burst: burst}
+}
+
+// rateLimits are the budgets exchangeInfo publishes.
+type rateLimits struct {
+	weight    limitSpec // REQUEST_WEIGHT, per IP
+	ordersWin limitSpec // ORDERS, the shortest window, per account
+}
+
+// param is one name=value pair; params keep the order they were added in,
+// which is the order they are sent and signed in.
+type param struct{ name, value string }
+
+type params []param
+
+func (p *params) add(name, value string) { *p = append(*p, param{name, value}) }
+
+// encode writes the pairs percent-encoded, joined by &.
+func (p params) encode() string {
+	var b strings.Builder
+	for i, kv := range p {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(url.QueryEscape(kv.name))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(kv.value))
+	}
+	return b.String()
+}
+
+// request is one call to make.
+type request struct {
+	ep     endpoint
+	params params
+	// cred signs the call; nil for public endpoints.
+	cred *exgate.Credential
+	// weight overrides ep.weight when not zero (depth).
+	weight int
+}
+
+// apiError is a non-2xx answer: the HTTP status and Binance's code and
+// message when the body had them.
+type apiError struct {
+	status     int
+	code       int
+	msg        string
+	retryAfter time.Duration
+}
+
+func (e *apiError) Error() string {
+	if e.code != 0 {
+		return fmt.Sprintf("binance: HTTP %d: code %d: %s", e.status, e.code, e.msg)
+	}
+	return fmt.Sprintf("binance: HTTP %d: %s", e.status, e.msg)
+}
+
+// transportError is a call that got no complete answer. sent is false when
+// nothing of the request reached the connection, so the exchange cannot
+// have acted on it.
+type transportError struct {
+	err  error
+	sent bool
+}
+
+func (e *transportError) Error() string { return "binance: " + e.err.Error() }
+func (e *transportError) Unwrap() error { return e.err }
+
+// client builds, signs, paces and sends Binance REST calls.
+type client struct {
+	baseURL    string
+	http       *http.Client
+	now        func() time.Time
+	log        *slog.Logger
+	limiter    Limiter
+	recvWindow int64
+	maxWait    time.Duration
+	backoff    time.Duration
+
+	// offset is Binance's clock minus ours, in ms, learned from
+	// GET /api/v3/time after a -1021.
+	offset atomic.Int64
+	limits atomic.Pointer[rateLimits]
+	group  singleflight.Group
+}
+
+func (c *client) rateLimits() rateLimits {
+	if l := c.limits.Load(); l != nil {
+		return *l
+	}
+	return defaultLimitSet
+}
+
+// serverNow is our estimate of Binance's clock.
+func (c *client) serverNow() time.Time {
+	return c.now().Add(time.Duration(c.offset.Load()) * time.Millisecond)
+}
+
+// credKey names an account in limiter keys without exposing its API key.
+func credKey(cred *exgate.Credential) string {
+	if cred.ID != 0 {
+		return strconv.FormatInt(cred.ID, 10)
+	}
+	sum := sha256.Sum256([]byte(cred.Key))
+	return "k" + hex.EncodeToString(sum[:8])
+}
+
+// reservation is a cost to take from one budget before a call.
+type reservation struct {
+	key   string
+	cost  int
+	limit exgate.RateLimit
+	spec  limitSpec
+}
+
+// budgetOf returns the limiter key and budget a call counts against.
+func (c *client) budgetOf(b budget, cred *exgate.Credential) (string, limitSpec) {
+	switch b {
+	case budgetSapiIP:
+		return "binance/ip/sapi", sapiIPLimit
+	case budgetSapiIP1s:
+		return "binance/ip/sapi-1s", sapiIP1sLimit
+	case budgetSapiUID:
+		return "binance/uid/" + credKey(cred), sapiUIDLimit
+	}
+	return "binance/ip/weight", c.rateLimits().weight
+}
+
+func (c *client) reservations(r request) []reservation {
+	key, spec := c.budgetOf(r.ep.budget, r.cred)
+	w := r.ep.weight
+	if r.weight != 0 {
+		w = r.weight
+	}
+	limit := spec.rateLimit()
+	limit.Burst = max(limit.Burst, w) // a budget must be able to take its heaviest call
+	out := []reservation{{key: key, cost: w, limit: limit, spec: spec}}
+	if r.ep.order && r.cred != nil {
+		spec := c.rateLimits().ordersWin
+		out = append(out, reservation{key: "binance/orders/" + credKey(r.cred), cost: 1, limit: spec.rateLimit(), spec: spec})
+	}
+	return out
+}
+
+// unavailable is the answer when a budget or a pause does not let a call
+// through in time.
+func unavailable(retryAfter time.Duration, format string, args ...any) *exgate.Error {
+	e := exgate.Errorf(exgate.CodeExchangeUnavailable, format, args...)
+	e.RetryAfter = retryAfter
+	return e
+}
+
+// wait sleeps d if that ends before ctx's deadline (or within maxWait when
+// ctx has none); otherwise it returns EXCHANGE_UNAVAILABLE at once.
+func (c *client) wait(ctx context.Context, d time.Duration, why string) error {
+	if deadline, ok := ctx.Deadline(); ok {
+		if time.Until(deadline) <= d {
+			return unavailable(d, "binance %s; retry in %s", why, d.Round(time.Millisecond))
+		}
+	} else if d > c.maxWait {
+		return unavailable(d, "binance %s; retry in %s", why, d.Round(time.Millisecond))
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return unavailable(d, "binance %s; gave up waiting: %v", why, ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}
+
+// pace takes the call's cost from its budgets, waiting when the wait fits,
+// and honours pauses set after 429/418 answers.
+func (c *client) pace(ctx context.Context, r request) error {
+	for _, rv := range c.reservations(r) {
+		until, err := c.limiter.PausedUntil(ctx, rv.key)
+		if err != nil {
+			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "binance pacing unavailable", Err: err}
+		}
+		if d := until.Sub(c.now()); d > 0 {
+			if err := c.wait(ctx, d, "asked to back off"); err != nil {
+				return err
+			}
+		}
+		for {
+			ra, err := c.limiter.Reserve(ctx, rv.key, rv.cost, rv.limit)
+			if err != nil {
+				return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "binance pacing unavailable", Err: err}
+			}
+			if ra <= 0 {
+				break
+			}
+			if err := c.wait(ctx, ra, "request budget in use"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// do sends the call. A -1021 (timestamp outside recvWindow) resynchronizes
+// the clock offset and sends the call once more: Binance checks the
+// timestamp before it forwards a request to the matching engine, so a call
+// refused with -1021 was not executed (rest-api.md, "Timing security").
+// Reads are retried up to maxReadRetries more times on connection errors
+// and 5xx answers; writes never are. Errors are *exgate.Error.
+func (c *client) do(ctx context.Context, r request) ([]byte, error) {
+	resynced := false
+	retries := 0
+	for {
+		body, err := c.once(ctx, r)
+		if err == nil {
+			return body, nil
+		}
+		if ae, ok := errors.AsType[*apiError](err); ok && ae.code == codeInvalidTime && r.ep.signed && !resynced {
+			resynced = true
+			c.log.WarnContext(ctx, "binance timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
+			if serr := c.syncTime(ctx); serr != nil {
+				return nil, c.classify(epTime, serr)
+			}
+			continue
+		}
+		if r.ep.write || retries >= maxReadRetries || !retryable(err) {
+			return nil, c.classify(r.ep, err)
+		}
+		retries++
+		d := c.backoff << (retries - 1)
+		d += rand.N(d/2 + 1) // jitter
+		if werr := c.wait(ctx, d, "retrying a failed read"); werr != nil {
+			return nil, c.classify(r.ep, err)
+		}
+	}
+}
+
+// retryable reports whether a failed read may be sent again.
+func retryable(err error) bool {
+	if _, ok := errors.AsType[*transportError](err); ok {
+		return true
+	}
+	if ae, ok := errors.AsType[*apiError](err); ok {
+		return ae.status >= 500 || unknownOutcome[ae.code] || ae.code == codeServerBusy
+	}
+	return false
+}
+
+// once paces, signs and sends the call one time.
+func (c *client) once(ctx context.Context, r request) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &transportError{err: err}
+	}
+	if err := c.pace(ctx, r); err != nil {
+		return nil, err
+	}
+	p := r.params
+	if r.ep.signed {
+		p = append(params(nil), r.params...)
+		p.add("recvWindow", strconv.FormatInt(c.recvWindow, 10))
+		p.add("timestamp", strconv.FormatInt(c.serverNow().UnixMilli(), 10))
+	}
+	var query, body string
+	if r.ep.method == http.MethodPost {
+		body = p.encode()
+	} else {
+		query = p.encode()
+	}
+	if r.ep.signed {
+		sig := "signature=" + sign(r.cred.Secret, query, body)
+		if r.ep.method == http.MethodPost {
+			body = joinPairs(body, sig)
+		} else {
+			query = joinPairs(query, sig)
+		}
+	}
+	u := c.baseURL + r.ep.path
+	if query != "" {
+		u += "?" + query
+	}
+	var sent atomic.Bool
+	trace := &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), r.ep.method, u, strings.NewReader(body))
+	if err != nil {
+		return nil, &transportError{err: err}
+	}
+	if r.ep.method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if r.cred != nil {
+		req.Header.Set("X-MBX-APIKEY", r.cred.Key)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, &transportError{err: err, sent: sent.Load() && !isDialError(err)}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}
+	}
+	c.observeWeight(ctx, r, resp.Header)
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return data, nil
+	}
+	ae := &apiError{status: resp.StatusCode}
+	var eb struct {
+		Code int    `json:"code"`
+		Msg  string `json:"msg"`
+	}
+	if json.Unmarshal(data, &eb) == nil && eb.Code != 0 {
+		ae.code, ae.msg = eb.Code, eb.Msg
+	} else {
+		ae.msg = strings.TrimSpace(string(data[:min(len(data), 200)]))
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusTeapot {
+		c.backOff(ctx, r, ae, resp.Header.Get("Retry-After"))
+	}
+	return nil, ae
+}
+
+func joinPairs(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "&" + b
+}
+
+// isDialError reports whether err happened while connecting, before any
+// byte of the request was written.
+func isDialError(err error) bool {
+	if oe, ok := errors.AsType[*net.OpError](err); ok {
+		return oe.Op == "dial"
+	}
+	return false
+}
+
+// backOff pauses the budget a 429 or 418 answer was about until its
+// Retry-After (seconds). Without the header (the ORDERS limit answers
+// without it) the budget's own window is waited out.
+func (c *client) backOff(ctx context.Context, r request, ae *apiError, retryAfter string) {
+	rvs := c.reservations(r)
+	rv := rvs[0]
+	if ae.code == codeTooManyOrders && len(rvs) > 1 {
+		rv = rvs[1] // the account's ORDERS budget
+	}
+	d := rv.spec.window
+	if s, err := strconv.Atoi(strings.TrimSpace(retryAfter)); err == nil && s >= 0 {
+		d = time.Duration(s) * time.Second
+	}
+	ae.retryAfter = d
+	until := c.now().Add(d)
+	if err := c.limiter.Pause(ctx, rv.key, until); err != nil {
+		c.log.ErrorContext(ctx, "binance pause not recorded", "key", rv.key, "err", err)
+	}
+	c.log.WarnContext(ctx, "binance rate limit answer; pausing", "status", ae.status, "code", ae.code, "key", rv.key, "until", until)
+}
+
+// usageHeaders names the headers that report a budget's usage.
+// Source: rest-api.md "IP Limits" (X-MBX-USED-WEIGHT-(intervalNum)(intervalLetter))
+// and the /sapi limits page (X-SAPI-USED-IP-WEIGHT-1M).
+func usageHeader(b budget, spec limitSpec) string {
+	switch b {
+	case budgetWeight:
+		return "X-MBX-USED-WEIGHT-" + intervalSuffix(spec.window)
+	case budgetSapiIP:
+		return "X-SAPI-USED-IP-WEIGHT-1M"
+	case budgetSapiUID:
+		return "X-SAPI-USED-UID-WEIGHT-1M"
+	}
+	return ""
+}
+
+// intervalSuffix writes a window as Binance's (intervalNum)(intervalLetter).
+func intervalSuffix(d time.Duration) string {
+	switch {
+	case d%(24*time.Hour) == 0:
+		return strconv.Itoa(int(d/(24*time.Hour))) + "D"
+	case d%time.Hour == 0:
+		return strconv.Itoa(int(d/time.Hour)) + "H"
+	case d%time.Minute == 0:
+		return strconv.Itoa(int(d/time.Minute)) + "M"
+	}
+	return strconv.Itoa(int(d/time.Second)) + "S"
+}
+
+// observeWeight reads the usage Binance reports for the budget the call
+// counted against; when it is within the headroom of the limit (other
+// processes share the IP), the budget is paused until Binance's window
+// turns over.
+func (c *client) observeWeight(ctx context.Context, r request, h http.Header) {
+	key, spec := c.budgetOf(r.ep.budget, r.cred)
+	name := usageHeader(r.ep.budget, spec)
+	if name == "" {
+		return
+	}
+	used, err := strconv.Atoi(h.Get(name))
+	if err != nil || used*100 < spec.limit*weightHeadroomPercent {
+		return
+	}
+	server := c.serverNow()
+	next := server.Truncate(spec.window).Add(spec.window)
+	until := c.now().Add(next.Sub(server))
+	if err := c.limiter.Pause(ctx, key, until); err != nil {
+		c.log.ErrorContext(ctx, "binance pause not recorded", "key", key, "err", err)
+		return
+	}
+	c.log.WarnContext(ctx, "binance budget nearly used; pausing until the window turns", "key", key, "used", used, "limit", spec.limit, "until", until)
+}
+
+// syncTime learns the clock offset from GET /api/v3/time; concurrent
+// callers share one request.
+func (c *client) syncTime(ctx context.Context) error {
+	ch := c.group.DoChan("time", func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		t0 := c.now()
+		body, err := c.once(ctx, request{ep: epTime})
+		if err != nil {
+			return nil, err
+		}
+		t1 := c.now()
+		var st struct {
+			ServerTime int64 `json:"serverTime"`
+		}
+		if err := json.Unmarshal(body, &st); err != nil || st.ServerTime <= 0 {
+			return nil, fmt.Errorf("binance: bad server time answer %q", truncate(body))
+		}
+		mid := t0.Add(t1.Sub(t0) / 2)
+		c.offset.Store(st.ServerTime - mid.UnixMilli())
+		c.log.InfoContext(ctx, "binance clock offset learned", "offsetMs", c.offset.Load())
+		return nil, nil
+	})
+	select {
+	case <-ctx.Done():
+		return &transportError{err: ctx.Err()}
+	case res := <-ch:
+		return res.Err
+	}
+}
+
+func truncate(b []byte) string { return string(b[:min(len(b), 200)]) }
+
+// classify turns a failed call into the *exgate.Error the gateway answers
+// with. For writes, anything that leaves the outcome unknown (a connection
+// lost after the request was written, a 5xx, a message saying the
+// execution status is unknown) is EXCHANGE_TIMEOUT, never a failure: the
+// gateway then reconciles by client id.
+func (c *client) classify(ep endpoint, err error) *exgate.Error {
+	if e, ok := errors.AsType[*exgate.Error](err); ok {
+		return e
+	}
+	if te, ok := errors.AsType[*transportError](err); ok {
+		switch {
+		case ep.write && te.sent:
+			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "binance did not answer the " + ep.name + " request; its outcome is unknown", Err: err}
+		case isTimeout(te.err):
+			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "binance did not answer in time", Err: err}
+		}
+		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "binance is unreachable", Err: err}
+	}
+	ae, ok := errors.AsType[*apiError](err)
+	if !ok {
+		return &exgate.Error{Code: exgate.CodeExchangeError, Detail: "binance call failed", Err: err}
+	}
+	detail := "binance: " + ae.msg
+	if ae.code != 0 {
+		detail = fmt.Sprintf("binance: %s (code %d)", ae.msg, ae.code)
+	}
+	switch {
+	case ae.status == http.StatusTooManyRequests || ae.status == http.StatusTeapot:
+		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: detail, RetryAfter: ae.retryAfter, Err: err}
+	case unknownOutcome[ae.code] || (ae.status >= 500 && ae.code != codeServerBusy):
+		if ep.write {
+			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: detail + "; the outcome is unknown", Err: err}
+		}
+		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: detail, Err: err}
+	case ae.code == 0 && ae.status == http.StatusForbidden:
+		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "binance refused the request (WAF)", Err: err}
+	case ae.code == codeInvalidTime:
+		return &exgate.Error{Code: exgate.CodeExchangeError, Detail: detail + "; the clock offset could not be corrected", Err: err}
+	}
+	code, ok := refineByMessage(ae.code, ae.msg)
+	if !ok {
+		code, ok = errorCodes[ae.code]
+	}
+	if !ok {
+		code = exgate.CodeExchangeError
+	}
+	return &exgate.Error{Code: code, Detail: detail, Param: errorParams[ae.code], Err: err}
+}
+
+// isTimeout reports whether err is a deadline or network timeout.
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok {
+		return ne.Timeout()
+	}
+	return false
+}
+
+// badAnswer is the error for a 2xx answer the adapter cannot read. After a
+// write it means the outcome is unknown.
+func badAnswer(ep endpoint, err error) *exgate.Error {
+	if ep.write {
+		return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "binance answered the " + ep.name + " request unreadably; its outcome is unknown", Err: err}
+	}
+	return &exgate.Error{Code: exgate.CodeExchangeError, Detail: "binance answered the " + ep.name + " request unreadably", Err: err}
+}

@@ -1,0 +1,301 @@
+package binance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/exgate/exgate"
+)
+
+// market is what the adapter needs of one exchangeInfo symbol.
+type market struct {
+	symbol         string // BTCUSDT
+	pair           exgate.Symbol
+	status         string
+	basePrecision  int32
+	quotePrecision int32
+	marketAllowed  bool
+	// quoteOrderAllowed is quoteOrderQtyMarketAllowed: MARKET orders may
+	// be sized in the quote asset.
+	quoteOrderAllowed bool
+
+	// Quantity rules for MARKET orders: LOT_SIZE and MARKET_LOT_SIZE
+	// together (a zero step or limit is no constraint).
+	lotStep, mktStep decimal.Decimal
+	minQty, maxQty   decimal.Decimal
+
+	// minNotional applies to MARKET orders only when applyMin is set
+	// (MIN_NOTIONAL applyToMarket, NOTIONAL applyMinToMarket).
+	minNotional decimal.Decimal
+	applyMin    bool
+	notionalBy  string // the filter the minimum comes from
+}
+
+// marketSet is one load of exchangeInfo.
+type marketSet struct {
+	byPair  map[exgate.Symbol]*market
+	limits  rateLimits
+	fetched time.Time
+}
+
+// markets caches exchangeInfo for all requests: loaded on first use,
+// refreshed in the background once older than ttl, one fetch at a time.
+type markets struct {
+	c     *client
+	ttl   time.Duration
+	cur   atomic.Pointer[marketSet]
+	group singleflight.Group
+	// nextTry (unix ms) spaces background refreshes, so that a failing
+	// exchangeInfo is not asked again by every request.
+	nextTry atomic.Int64
+}
+
+// get returns the current markets, loading them if there are none yet and
+// starting a background refresh when they are stale.
+func (m *markets) get(ctx context.Context) (*marketSet, error) {
+	if set := m.cur.Load(); set != nil {
+		if now := m.c.now(); now.Sub(set.fetched) > m.ttl && startRefresh(&m.nextTry, now) {
+			go m.load(context.WithoutCancel(ctx), set) //nolint:errcheck // logged in load
+		}
+		return set, nil
+	}
+	return m.load(ctx, nil)
+}
+
+// refreshSpacing is the least time between two background refreshes.
+const refreshSpacing = time.Minute
+
+// startRefresh reports whether a background refresh may start now, and if
+// so holds the next one back for refreshSpacing.
+func startRefresh(nextTry *atomic.Int64, now time.Time) bool {
+	next := nextTry.Load()
+	if now.UnixMilli() < next {
+		return false
+	}
+	return nextTry.CompareAndSwap(next, now.Add(refreshSpacing).UnixMilli())
+}
+
+// load fetches exchangeInfo once for every concurrent caller; a caller
+// whose ctx ends stops waiting but not the fetch. seen is the set the
+// caller found stale (nil: none); if another fetch has replaced it in the
+// meantime, that one is used.
+func (m *markets) load(ctx context.Context, seen *marketSet) (*marketSet, error) {
+	ch := m.group.DoChan("exchangeInfo", func() (any, error) {
+		if cur := m.cur.Load(); cur != seen {
+			return cur, nil
+		}
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		body, err := m.c.do(fctx, request{ep: epExchangeInfo, params: params{{"permissions", "SPOT"}}})
+		if err != nil {
+			m.c.log.ErrorContext(fctx, "binance exchangeInfo load failed", "err", err)
+			return nil, err
+		}
+		set, err := parseExchangeInfo(body)
+		if err != nil {
+			m.c.log.ErrorContext(fctx, "binance exchangeInfo unreadable", "err", err)
+			return nil, badAnswer(epExchangeInfo, err)
+		}
+		set.fetched = m.c.now()
+		m.c.limits.Store(&set.limits)
+		m.cur.Store(set)
+		return set, nil
+	})
+	select {
+	case <-ctx.Done():
+		return nil, &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "binance market list not loaded in time", Err: ctx.Err()}
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(*marketSet), nil
+	}
+}
+
+// lookup finds the market of sym, or UNKNOWN_SYMBOL naming the inverse
+// pair when only that one is listed.
+func (m *markets) lookup(ctx context.Context, sym exgate.Symbol) (*market, error) {
+	set, err := m.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if mk, ok := set.byPair[sym]; ok {
+		return mk, nil
+	}
+	if _, ok := set.byPair[sym.Inverse()]; ok {
+		return nil, &exgate.Error{Code: exgate.CodeUnknownSymbol, Param: "asset1",
+			Detail: fmt.Sprintf("%s is not listed on binance; the inverse pair %s is (asset1=%s, asset2=%s)", sym, sym.Inverse(), sym.Quote, sym.Base)}
+	}
+	return nil, &exgate.Error{Code: exgate.CodeUnknownSymbol, Param: "asset1", Detail: fmt.Sprintf("%s is not listed on binance", sym)}
+}
+
+// exchangeInfo is the part of GET /api/v3/exchangeInfo the adapter reads.
+type exchangeInfo struct {
+	RateLimits []struct {
+		RateLimitType string `json:"rateLimitType"`
+		Interval      string `json:"interval"`
+		IntervalNum   int    `json:"intervalNum"`
+		Limit         int    `json:"limit"`
+	} `json:"rateLimits"`
+	Symbols []struct {
+		Symbol                     string       `json:"symbol"`
+		Status                     string       `json:"status"`
+		BaseAsset                  string       `json:"baseAsset"`
+		BaseAssetPrecision         int32        `json:"baseAssetPrecision"`
+		QuoteAsset                 string       `json:"quoteAsset"`
+		QuoteAssetPrecision        int32        `json:"quoteAssetPrecision"`
+		OrderTypes                 []string     `json:"orderTypes"`
+		QuoteOrderQtyMarketAllowed bool         `json:"quoteOrderQtyMarketAllowed"`
+		Filters                    []filterJSON `json:"filters"`
+	} `json:"symbols"`
+}
+
+// filterJSON holds the fields of the filters the adapter applies.
+// Source: binance-spot-api-docs filters.md.
+type filterJSON struct {
+	FilterType       string `json:"filterType"`
+	MinQty           string `json:"minQty"`
+	MaxQty           string `json:"maxQty"`
+	StepSize         string `json:"stepSize"`
+	MinNotional      string `json:"minNotional"`
+	ApplyToMarket    *bool  `json:"applyToMarket"`
+	ApplyMinToMarket *bool  `json:"applyMinToMarket"`
+}
+
+var intervalUnits = map[string]time.Duration{"SECOND": time.Second, "MINUTE": time.Minute, "HOUR": time.Hour, "DAY": 24 * time.Hour}
+
+// parseExchangeInfo reads an exchangeInfo answer.
+func parseExchangeInfo(body []byte) (*marketSet, error) {
+	var info exchangeInfo
+	if err := json.Unmarshal(body, &info); err != nil {
+		return nil, fmt.Errorf("exchangeInfo: %w", err)
+	}
+	set := &marketSet{byPair: make(map[exgate.Symbol]*market, len(info.Symbols)), limits: defaultLimitSet}
+	var ordersSet bool
+	for _, rl := range info.RateLimits {
+		unit, ok := intervalUnits[rl.Interval]
+		if !ok || rl.IntervalNum <= 0 || rl.Limit <= 0 {
+			continue
+		}
+		spec := limitSpec{limit: rl.Limit, window: unit * time.Duration(rl.IntervalNum)}
+		switch rl.RateLimitType {
+		case "REQUEST_WEIGHT":
+			if spec.window == time.Minute || set.limits.weight.window != time.Minute {
+				set.limits.weight = spec
+			}
+		case "ORDERS":
+			if !ordersSet || spec.window < set.limits.ordersWin.window {
+				set.limits.ordersWin, ordersSet = spec, true
+			}
+		}
+	}
+	for _, s := range info.Symbols {
+		if s.Symbol == "" || s.BaseAsset == "" || s.QuoteAsset == "" {
+			return nil, fmt.Errorf("exchangeInfo: symbol %q without assets", s.Symbol)
+		}
+		mk := &market{
+			symbol:            s.Symbol,
+			pair:              exgate.Symbol{Base: exgate.NormalizeAsset(s.BaseAsset), Quote: exgate.NormalizeAsset(s.QuoteAsset)},
+			status:            s.Status,
+			basePrecision:     s.BaseAssetPrecision,
+			quotePrecision:    s.QuoteAssetPrecision,
+			quoteOrderAllowed: s.QuoteOrderQtyMarketAllowed,
+		}
+		for _, t := range s.OrderTypes {
+			if t == "MARKET" {
+				mk.marketAllowed = true
+			}
+		}
+		if err := mk.applyFilters(s.Filters); err != nil {
+			return nil, fmt.Errorf("exchangeInfo: %s: %w", s.Symbol, err)
+		}
+		set.byPair[mk.pair] = mk
+	}
+	return set, nil
+}
+
+// applyFilters reads LOT_SIZE, MARKET_LOT_SIZE, MIN_NOTIONAL and NOTIONAL.
+// A MARKET order must pass both lot filters, so the minimum is the larger
+// of the two and the maximum the smaller non-zero one.
+func (mk *market) applyFilters(fs []filterJSON) error {
+	for _, f := range fs {
+		switch f.FilterType {
+		case "LOT_SIZE", "MARKET_LOT_SIZE":
+			minQty, err1 := optDecimal(f.MinQty)
+			maxQty, err2 := optDecimal(f.MaxQty)
+			step, err3 := optDecimal(f.StepSize)
+			if err := firstErr(err1, err2, err3); err != nil {
+				return fmt.Errorf("%s: %w", f.FilterType, err)
+			}
+			if f.FilterType == "LOT_SIZE" {
+				mk.lotStep = step
+			} else {
+				mk.mktStep = step
+			}
+			if minQty.GreaterThan(mk.minQty) {
+				mk.minQty = minQty
+			}
+			if maxQty.IsPositive() && (mk.maxQty.IsZero() || maxQty.LessThan(mk.maxQty)) {
+				mk.maxQty = maxQty
+			}
+		case "MIN_NOTIONAL", "NOTIONAL":
+			n, err := optDecimal(f.MinNotional)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.FilterType, err)
+			}
+			apply := f.ApplyToMarket
+			if f.FilterType == "NOTIONAL" {
+				apply = f.ApplyMinToMarket
+			}
+			if apply != nil && *apply && n.GreaterThan(mk.minNotional) {
+				mk.minNotional, mk.applyMin, mk.notionalBy = n, true, f.FilterType
+			}
+		}
+	}
+	return nil
+}
+
+// optDecimal parses an optional decimal string ("" is zero).
+func optDecimal(s string) (decimal.Decimal, error) {
+	if s == "" {
+		return decimal.Zero, nil
+	}
+	d, err := exgate.ParseDecimal(s)
+	if err != nil {
+		return decimal.Zero, fmt.Errorf("bad decimal %q", s)
+	}
+	if d.IsNegative() {
+		return decimal.Zero, fmt.Errorf("negative decimal %q", s)
+	}
+	return d, nil
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// roundBase rounds a base quantity down to both lot steps.
+func (mk *market) roundBase(q decimal.Decimal) decimal.Decimal {
+	q = roundDownStep(q, mk.lotStep)
+	return roundDownStep(q, mk.mktStep)
+}
+
+// roundDownStep rounds q down to a multiple of step; a zero step leaves q.
+func roundDownStep(q, step decimal.Decimal) decimal.Decimal {
+	if !step.IsPositive() {
+		return q
+	}
+	n, _ := q.QuoRem(step, 0) // exact integer quotient, truncated
+	return n.Mul(step)
+}

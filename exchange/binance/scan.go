@@ -1,0 +1,275 @@
+package binance
+
+import (
+	"errors"
+	"strings"
+)
+
+// scanner reads the two large market data answers (klines and depth)
+// without reflection: they are arrays of scalars, and decoding them with
+// encoding/json costs milliseconds per answer. It accepts only the shapes
+// Binance sends (strings without escapes); on anything else the callers
+// fall back to encoding/json, which then decides.
+//
+// It works on the answer as one string, so the values it returns are
+// substrings of it and cost no allocation each.
+type scanner struct {
+	b string
+	i int
+}
+
+var errShape = errors.New("unexpected JSON shape")
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// consume skips white space and then c if it is next.
+func (s *scanner) consume(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// end reports whether only white space is left.
+func (s *scanner) end() bool {
+	s.ws()
+	return s.i == len(s.b)
+}
+
+// str reads a string without escapes.
+func (s *scanner) str() (string, error) {
+	if !s.consume('"') {
+		return "", errShape
+	}
+	start := s.i
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			v := s.b[start:s.i]
+			s.i++
+			return v, nil
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return "", errShape // escapes, control bytes, non-ASCII: left to encoding/json
+		}
+		s.i++
+	}
+	return "", errShape
+}
+
+// token reads a number or literal.
+func (s *scanner) token() (string, error) {
+	s.ws()
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		if c == ',' || c == ']' || c == '}' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			break
+		}
+		if c == '"' || c == '[' || c == '{' {
+			return "", errShape
+		}
+		s.i++
+	}
+	if s.i == start {
+		return "", errShape
+	}
+	return s.b[start:s.i], nil
+}
+
+// skip reads any scalar value (a string or a token).
+func (s *scanner) skip() error {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '"' {
+		_, err := s.str()
+		return err
+	}
+	_, err := s.token()
+	return err
+}
+
+// next ends one element of an array: a comma (more follow) or the closing
+// bracket.
+func (s *scanner) next() (more bool, err error) {
+	if s.consume(',') {
+		return true, nil
+	}
+	if s.consume(']') {
+		return false, nil
+	}
+	return false, errShape
+}
+
+// scanKlines reads kline rows into their raw parts.
+func scanKlines(b []byte) ([]rawKline, error) {
+	s := &scanner{b: string(b)}
+	if !s.consume('[') {
+		return nil, errShape
+	}
+	// A Binance kline row is about 190 bytes; sizing for that saves the
+	// slice from growing by copies.
+	out := make([]rawKline, 0, len(b)/160+1)
+	if s.consume(']') {
+		return out, checkEnd(s)
+	}
+	for {
+		if !s.consume('[') {
+			return nil, errShape
+		}
+		var r rawKline
+		open, err := s.token()
+		if err != nil {
+			return nil, err
+		}
+		r.open = open
+		for field := 1; ; field++ {
+			if more, err := s.next(); err != nil {
+				return nil, err
+			} else if !more {
+				if field < 9 {
+					return nil, errShape
+				}
+				break
+			}
+			switch {
+			case field <= 5:
+				if r.values[field-1], err = s.str(); err != nil {
+					return nil, err
+				}
+			case field == 8:
+				if r.trades, err = s.token(); err != nil {
+					return nil, err
+				}
+			default:
+				if err := s.skip(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, r)
+		if more, err := s.next(); err != nil {
+			return nil, err
+		} else if !more {
+			return out, checkEnd(s)
+		}
+	}
+}
+
+// rawKline is one kline row as scanned: open time and trade count as
+// number tokens, open, high, low, close and volume as strings.
+type rawKline struct {
+	open, trades string
+	values       [5]string
+}
+
+func checkEnd(s *scanner) error {
+	if !s.end() {
+		return errShape
+	}
+	return nil
+}
+
+// scanBook reads a depth answer's bids and asks as [price, quantity]
+// strings; other members are skipped.
+func scanBook(b []byte) (bids, asks [][2]string, err error) {
+	s := &scanner{b: string(b)}
+	if !s.consume('{') {
+		return nil, nil, errShape
+	}
+	if s.consume('}') {
+		return nil, nil, checkEnd(s)
+	}
+	for {
+		key, err := s.str()
+		if err != nil || !s.consume(':') {
+			return nil, nil, errShape
+		}
+		switch key {
+		case "bids":
+			if bids, err = scanLevels(s); err != nil {
+				return nil, nil, err
+			}
+		case "asks":
+			if asks, err = scanLevels(s); err != nil {
+				return nil, nil, err
+			}
+		default:
+			if err := s.skip(); err != nil {
+				return nil, nil, err
+			}
+		}
+		if s.consume(',') {
+			continue
+		}
+		if s.consume('}') {
+			return bids, asks, checkEnd(s)
+		}
+		return nil, nil, errShape
+	}
+}
+
+func scanLevels(s *scanner) ([][2]string, error) {
+	if !s.consume('[') {
+		return nil, errShape
+	}
+	out := [][2]string{}
+	if s.consume(']') {
+		return out, nil
+	}
+	for {
+		if !s.consume('[') {
+			return nil, errShape
+		}
+		var l [2]string
+		var err error
+		if l[0], err = s.str(); err != nil || !s.consume(',') {
+			return nil, errShape
+		}
+		if l[1], err = s.str(); err != nil {
+			return nil, err
+		}
+		for s.consume(',') { // fields Binance might add
+			if err := s.skip(); err != nil {
+				return nil, err
+			}
+		}
+		if !s.consume(']') {
+			return nil, errShape
+		}
+		out = append(out, l)
+		if more, err := s.next(); err != nil {
+			return nil, err
+		} else if !more {
+			return out, nil
+		}
+	}
+}
+
+// comparePlain compares two plain decimals (digits with an optional
+// fraction, as exgate.IsPlainDecimal accepts) by value.
+func comparePlain(a, b string) int {
+	ai, af, _ := strings.Cut(a, ".")
+	bi, bf, _ := strings.Cut(b, ".")
+	ai, bi = strings.TrimLeft(ai, "0"), strings.TrimLeft(bi, "0")
+	if len(ai) != len(bi) {
+		if len(ai) < len(bi) {
+			return -1
+		}
+		return 1
+	}
+	if c := strings.Compare(ai, bi); c != 0 {
+		return c
+	}
+	af, bf = strings.TrimRight(af, "0"), strings.TrimRight(bf, "0")
+	return strings.Compare(af, bf)
+}
