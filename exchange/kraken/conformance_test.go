@@ -1,0 +1,26 @@
+package kraken_test
+
+import (
+	"testing"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/exchangetest"
+	"github.com/exgate/exgate/exchange/kraken/krakenfake"
+)
+
+func TestConformance(t *testing.T) {
+	exchangetest.Run(t, func(t *testing.T) exchangetest.Setup {
+		e := newEnv(t, krakenfake.Options{}, nil)
+		return exchangetest.Setup{
+			Exchange:      e.ex,
+			Credential:    e.cred,
+			Symbol:        btcUSDT,
+			BaseQuantity:  dec("0.001"),
+			QuoteQuantity: dec("50"),
+			Withdrawal: exgate.WithdrawalRequest{
+				Asset: "BTC", Network: "BTC", Address: btcAddress, Amount: dec("0.01"),
+			},
+			DepositAddress: exgate.DepositAddressRequest{Asset: "BTC", Network: "BTC"},
+		}
+	})
+}

@@ -1,0 +1,513 @@
+// Package krakenfake is an in-process fake of Kraken Spot's REST API for
+// tests and local runs: an httptest server that checks requests as Kraken
+// does (API-Key, API-Sign over path + SHA256(nonce + body), a nonce that
+// must exceed the last one accepted for the key, parameter names and
+// values) and answers with Kraken's payload shapes: {"error":[...],
+// "result":...}, X/Z-prefixed asset ids (XXBT, ZUSD), pair keys (XXBTZUSD,
+// XBTUSDT), Kraken's error strings.
+//
+// It serves Assets, AssetPairs, OHLC, Depth, Time, Balance, BalanceEx,
+// AddOrder (market orders only, filled against the fake's book, moving
+// balances), QueryOrders, OpenOrders, ClosedOrders, DepositMethods,
+// DepositAddresses, DepositStatus, WithdrawMethods, WithdrawAddresses,
+// WithdrawInfo, Withdraw and WithdrawStatus. Private calls take
+// form-encoded bodies only (Kraken also takes JSON).
+package krakenfake
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Now is the fake's clock (order and funding times, OHLC windows);
+	// default time.Now.
+	Now func() time.Time
+	// FeeRate is the taker fee of fills; default 0.0026 (0.26 %).
+	FeeRate decimal.Decimal
+	// WeeklyMonday makes 10080-minute OHLC candles start on Monday 00:00
+	// UTC; by default they start at multiples of a week since the Unix
+	// epoch (Thursdays).
+	WeeklyMonday bool
+}
+
+// Fault is what the fault hook makes the server do with a request.
+type Fault struct {
+	// Delay holds the request this long (or until the client gives up)
+	// before anything else.
+	Delay time.Duration
+	// Status, when not 0, answers with this HTTP status and Body instead
+	// of processing the request.
+	Status int
+	Body   string
+	// DropBefore closes the connection without processing the request.
+	DropBefore bool
+	// DropAfter processes the request, then closes the connection without
+	// answering (accepted, answer lost).
+	DropAfter bool
+}
+
+// Account is a Kraken account of the fake.
+type Account struct {
+	// Key is the API key; Secret the base64 API secret.
+	Key, Secret string
+	// Balances are amounts by Kraken asset id ("XXBT", "ZUSD", "USDT",
+	// and suffixed keys such as "XBT.F" for earn holdings).
+	Balances map[string]string
+	// Holds are BalanceEx hold_trade amounts by asset id.
+	Holds map[string]string
+	// WithdrawKeys are the saved withdrawal addresses.
+	WithdrawKeys []WithdrawKey
+	// Deposits are the deposit history; nil gets SeedDeposits, an empty
+	// slice none.
+	Deposits []Deposit
+}
+
+// WithdrawKey is a withdrawal address saved in the account under Name.
+type WithdrawKey struct {
+	Name string
+	// Asset is the Kraken asset id (XXBT, USDT…).
+	Asset, Method, Address, Tag string
+	Verified                    bool
+}
+
+// Deposit is one deposit of the history (DepositStatus row).
+type Deposit struct {
+	Refid, Asset, Method, Txid, Info, Amount, Fee string
+	Time                                          int64
+	Status, StatusProp                            string
+}
+
+// Server is the fake Kraken API.
+type Server struct {
+	// URL is the base URL to give the adapter (no /0).
+	URL string
+
+	srv          *httptest.Server
+	now          func() time.Time
+	feeRate      decimal.Decimal
+	weeklyMonday bool
+
+	mu       sync.Mutex
+	assets   []Asset
+	pairs    []*Pair
+	books    map[string]*book
+	accounts map[string]*account
+	requests map[string]int
+	refused  map[string]int
+	fault    func(*http.Request) Fault
+	hold     bool
+	seq      int
+}
+
+type account struct {
+	Account
+	secret      []byte
+	lastNonce   uint64
+	balances    map[string]decimal.Decimal
+	holds       map[string]decimal.Decimal
+	orders      []*order
+	deposits    []Deposit
+	addresses   map[string][]depositAddress
+	withdrawals []*withdrawal
+}
+
+// New starts a fake with the default markets and no accounts.
+func New(opts Options) *Server {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.FeeRate.IsZero() {
+		opts.FeeRate = decimal.RequireFromString("0.0026")
+	}
+	s := &Server{
+		now:          opts.Now,
+		feeRate:      opts.FeeRate,
+		weeklyMonday: opts.WeeklyMonday,
+		assets:       defaultAssets(),
+		pairs:        defaultPairs(),
+		books:        make(map[string]*book),
+		accounts:     make(map[string]*account),
+		requests:     make(map[string]int),
+		refused:      make(map[string]int),
+	}
+	for _, p := range s.pairs {
+		s.books[p.Key] = generateBook(p)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /0/public/{method}", s.public)
+	mux.HandleFunc("POST /0/public/{method}", s.public)
+	mux.HandleFunc("POST /0/private/{method}", s.private)
+	s.srv = httptest.NewServer(s.withFaults(mux))
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// AddAccount adds (or replaces) an account.
+func (s *Server) AddAccount(a Account) error {
+	secret, err := base64.StdEncoding.DecodeString(a.Secret)
+	if err != nil {
+		return fmt.Errorf("krakenfake: secret is not base64: %w", err)
+	}
+	acct := &account{
+		Account:   a,
+		secret:    secret,
+		balances:  make(map[string]decimal.Decimal),
+		holds:     make(map[string]decimal.Decimal),
+		addresses: make(map[string][]depositAddress),
+	}
+	for id, v := range a.Balances {
+		d, err := decimal.NewFromString(v)
+		if err != nil {
+			return fmt.Errorf("krakenfake: balance %s: %w", id, err)
+		}
+		acct.balances[id] = d
+	}
+	for id, v := range a.Holds {
+		d, err := decimal.NewFromString(v)
+		if err != nil {
+			return fmt.Errorf("krakenfake: hold %s: %w", id, err)
+		}
+		acct.holds[id] = d
+	}
+	acct.deposits = a.Deposits
+	if acct.deposits == nil {
+		acct.deposits = SeedDeposits(s.now())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.accounts[a.Key] = acct
+	return nil
+}
+
+// SeedDeposits is the default deposit history: a completed BTC deposit, a
+// pending USDT (TRC20) one, a settled ETH one and a failed SOL one.
+func SeedDeposits(now time.Time) []Deposit {
+	t := now.Unix()
+	return []Deposit{
+		{Refid: "FTQcuak-V6Za8qrWnhzTx67yYHz8Tg", Asset: "XXBT", Method: "Bitcoin", Txid: "6544b41b607d8b2512baf801755a3a87b6890eacdb451be8a94059fb11f0a8d9", Info: "2Myd4eaAW96ojk38A2uDK4FbioCayvkEgVq", Amount: "0.78125000", Fee: "0.0000000000", Time: t - 86400, Status: "Success"},
+		{Refid: "FTQcuak-A1b2c3d4e5f6g7h8i9j0kLmN", Asset: "USDT", Method: "Tether USD (TRC20)", Txid: "9c1e4b7a2d5f8e0b3a6c9d2f5e8b1a4c7d0e3f6a9b2c5d8e1f4a7b0c3d6e9f2a", Info: "TXb5yL7eYkLCfR5dMuQ2RbvmP9tJ3fDhGq", Amount: "250.00000000", Fee: "0.00000000", Time: t - 600, Status: "Pending"},
+		{Refid: "FTQcuak-Z9y8x7w6v5u4t3s2r1q0pOnM", Asset: "XETH", Method: "Ether (Hex)", Txid: "0x4e3a3754410177e6937ef1f84bba68ea139e8d1a2258c5f85db9f1cd715a1bdd", Info: "0x8ba1f109551bd432803012645ac136ddd64dba72", Amount: "1.5000000000", Fee: "0.0000000000", Time: t - 3600, Status: "Settled"},
+		{Refid: "FTQcuak-K3j4h5g6f7d8s9a0p1o2iUyT", Asset: "SOL", Method: "Solana", Txid: "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW", Info: "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV", Amount: "10.0000000000", Fee: "0.0000000000", Time: t - 7200, Status: "Failure"},
+	}
+}
+
+// SetFault installs a hook consulted for every request (nil removes it).
+func (s *Server) SetFault(f func(*http.Request) Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fault = f
+}
+
+// Requests returns how many requests reached path (e.g.
+// "/0/private/AddOrder"), faulted ones included.
+func (s *Server) Requests(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests[path]
+}
+
+// Refused returns how many private calls were answered with the Kraken
+// error msg (e.g. "EAPI:Invalid nonce").
+func (s *Server) Refused(msg string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused[msg]
+}
+
+// OrdersByClientID returns how many orders key holds with cl_ord_id id.
+func (s *Server) OrdersByClientID(key, id string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	if a := s.accounts[key]; a != nil {
+		for _, o := range a.orders {
+			if o.ClOrdID == id {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Balance returns key's balance of a Kraken asset id.
+func (s *Server) Balance(key, assetID string) decimal.Decimal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.accounts[key]; a != nil {
+		return a.balances[assetID]
+	}
+	return decimal.Zero
+}
+
+// HoldOrders makes new orders stay open and unfilled until FillHeldOrders.
+func (s *Server) HoldOrders(hold bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = hold
+}
+
+// FillHeldOrders fills every open order against the book.
+func (s *Server) FillHeldOrders() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range s.accounts {
+		for _, o := range a.orders {
+			if o.Status == "open" {
+				s.fill(a, o)
+			}
+		}
+	}
+}
+
+// SetWithdrawalStatus sets a withdrawal's status and status-prop (and a
+// txid once it is Success).
+func (s *Server) SetWithdrawalStatus(key, refid, status, prop string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.accounts[key]
+	if a == nil {
+		return fmt.Errorf("krakenfake: no account %s", key)
+	}
+	for _, w := range a.withdrawals {
+		if w.Refid == refid {
+			w.Status, w.StatusProp = status, prop
+			if status == "Success" && w.Txid == "" {
+				w.Txid = fmt.Sprintf("%064x", sha256.Sum256([]byte(refid)))
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("krakenfake: no withdrawal %s", refid)
+}
+
+// SetBook replaces the order book of a pair (bids best first, asks best
+// first).
+func (s *Server) SetBook(pairKey string, bids, asks []Level) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.books[pairKey] = &book{bids: bids, asks: asks}
+}
+
+// withFaults counts requests and applies the fault hook.
+func (s *Server) withFaults(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.requests[r.URL.Path]++
+		hook := s.fault
+		s.mu.Unlock()
+		var f Fault
+		if hook != nil {
+			f = hook(r)
+		}
+		if f.Delay > 0 {
+			t := time.NewTimer(f.Delay)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
+		switch {
+		case f.DropBefore:
+			drop(w)
+		case f.Status != 0:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(f.Status)
+			io.WriteString(w, f.Body)
+		case f.DropAfter:
+			next.ServeHTTP(httptest.NewRecorder(), r)
+			drop(w)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// drop closes the client connection without an answer.
+func drop(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic("krakenfake: connection cannot be hijacked")
+	}
+	conn, _, err := hj.Hijack()
+	if err == nil {
+		conn.Close()
+	}
+}
+
+// reply writes Kraken's envelope.
+func reply(w http.ResponseWriter, result any, errs ...string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	if errs == nil {
+		errs = []string{}
+	}
+	body := map[string]any{"error": errs}
+	if len(errs) == 0 {
+		body["result"] = result
+	}
+	json.NewEncoder(w).Encode(body)
+}
+
+// krakenError is a Kraken error string a handler answers with.
+type krakenError string
+
+func (e krakenError) Error() string { return string(e) }
+
+// Kraken error strings the fake answers with.
+const (
+	errInvalidKey       krakenError = "EAPI:Invalid key"
+	errInvalidSignature krakenError = "EAPI:Invalid signature"
+	errInvalidNonce     krakenError = "EAPI:Invalid nonce"
+	errUnknownMethod    krakenError = "EGeneral:Unknown method"
+	errUnknownPair      krakenError = "EQuery:Unknown asset pair"
+	errUnknownAsset     krakenError = "EQuery:Unknown asset"
+	errInsufficient     krakenError = "EOrder:Insufficient funds"
+	errOrderMinimum     krakenError = "EOrder:Order minimum not met"
+	errCostMinimum      krakenError = "EOrder:Cost minimum not met"
+	errInvalidOrder     krakenError = "EOrder:Invalid order"
+	errCancelOnly       krakenError = "EService:Market in cancel_only mode"
+	errUnknownKey       krakenError = "EFunding:Unknown withdraw key"
+	errFundsShort       krakenError = "EFunding:Insufficient funds"
+	errInvalidAmount    krakenError = "EFunding:Invalid amount"
+	errMaxFee           krakenError = "EFunding:Max fee exceeded"
+	errNoMethod         krakenError = "EFunding:No funding method"
+	errBadAddress       krakenError = "EFunding:Invalid withdrawal address"
+)
+
+// invalidArg is EGeneral:Invalid arguments naming a field.
+func invalidArg(field string) krakenError {
+	return krakenError("EGeneral:Invalid arguments:" + field)
+}
+
+// Sign computes API-Sign the way Kraken verifies it; exported for tests
+// that build requests by hand.
+func Sign(secret []byte, path, nonce, body string) string {
+	sum := sha256.Sum256([]byte(nonce + body))
+	mac := hmac.New(sha512.New, secret)
+	mac.Write([]byte(path))
+	mac.Write(sum[:])
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// private authenticates a private call and dispatches it.
+func (s *Server) private(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		reply(w, nil, string(invalidArg("body")))
+		return
+	}
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		reply(w, nil, string(invalidArg("Content-Type")))
+		return
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		reply(w, nil, string(invalidArg("body")))
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	refuse := func(msg string) {
+		s.refused[msg]++
+		reply(w, nil, msg)
+	}
+	a := s.accounts[r.Header.Get("API-Key")]
+	if a == nil {
+		refuse(string(errInvalidKey))
+		return
+	}
+	nonceText := form.Get("nonce")
+	want := Sign(a.secret, r.URL.Path, nonceText, string(body))
+	if !hmac.Equal([]byte(want), []byte(r.Header.Get("API-Sign"))) {
+		refuse(string(errInvalidSignature))
+		return
+	}
+	nonce, err := strconv.ParseUint(nonceText, 10, 64)
+	if err != nil || nonce <= a.lastNonce {
+		refuse(string(errInvalidNonce))
+		return
+	}
+	a.lastNonce = nonce
+	handlers := map[string]func(*account, url.Values) (any, error){
+		"Balance":           s.balance,
+		"BalanceEx":         s.balanceEx,
+		"AddOrder":          s.addOrder,
+		"QueryOrders":       s.queryOrders,
+		"OpenOrders":        s.openOrders,
+		"ClosedOrders":      s.closedOrders,
+		"DepositMethods":    s.depositMethods,
+		"DepositAddresses":  s.depositAddresses,
+		"DepositStatus":     s.depositStatus,
+		"WithdrawMethods":   s.withdrawMethods,
+		"WithdrawAddresses": s.withdrawAddresses,
+		"WithdrawInfo":      s.withdrawInfo,
+		"Withdraw":          s.withdraw,
+		"WithdrawStatus":    s.withdrawStatus,
+	}
+	h, ok := handlers[r.PathValue("method")]
+	if !ok {
+		refuse(string(errUnknownMethod))
+		return
+	}
+	res, err := h(a, form)
+	if err != nil {
+		refuse(err.Error())
+		return
+	}
+	reply(w, res)
+}
+
+// public dispatches a public call.
+func (s *Server) public(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if r.Method == http.MethodPost {
+		if err := r.ParseForm(); err == nil {
+			q = r.Form
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	handlers := map[string]func(url.Values) (any, error){
+		"Time":       s.time,
+		"Assets":     s.assetsInfo,
+		"AssetPairs": s.assetPairs,
+		"OHLC":       s.ohlc,
+		"Depth":      s.depth,
+	}
+	h, ok := handlers[r.PathValue("method")]
+	if !ok {
+		reply(w, nil, string(errUnknownMethod))
+		return
+	}
+	res, err := h(q)
+	if err != nil {
+		reply(w, nil, err.Error())
+		return
+	}
+	reply(w, res)
+}
+
+func (s *Server) time(url.Values) (any, error) {
+	now := s.now().UTC()
+	return map[string]any{"unixtime": now.Unix(), "rfc1123": now.Format(time.RFC1123)}, nil
+}
