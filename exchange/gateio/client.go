@@ -1,0 +1,599 @@
+package gateio
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/exgate/exgate"
+)
+
+// Limiter paces calls to the exchange; localstate.Limiter (in process)
+// and the redis package's limiter (shared by instances) implement it.
+type Limiter interface {
+	// Reserve takes cost from key's budget, or returns how long until it could (0 = taken).
+	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (retryAfter time.Duration, err error)
+	// Pause stops all calls for key until t (the exchange said back off).
+	Pause(ctx context.Context, key string, until time.Time) error
+	// PausedUntil reports the pause end for key (zero time if none).
+	PausedUntil(ctx context.Context, key string) (time.Time, error)
+}
+
+// apiPrefix is part of every request path and of the signed path.
+const apiPrefix = "/api/v4"
+
+// sign returns Gate's APIv4 SIGN header: the lowercase hex HMAC-SHA512,
+// keyed by the raw secret, of
+//
+//	METHOD "\n" PATH "\n" QUERY "\n" hex(SHA512(BODY)) "\n" TIMESTAMP
+//
+// where PATH includes /api/v4, QUERY is the URL-decoded query string as
+// sent (empty when there is none), BODY the exact body bytes (the hash of
+// the empty string when there is none, GET included) and TIMESTAMP the
+// Timestamp header value. Source: Gate API v4 docs, "API Signature string
+// generation".
+func sign(secret, method, path, query string, body []byte, timestamp string) string {
+	bodyHash := sha512.Sum512(body)
+	mac := hmac.New(sha512.New, []byte(secret))
+	mac.Write([]byte(method))
+	mac.Write([]byte{'\n'})
+	mac.Write([]byte(path))
+	mac.Write([]byte{'\n'})
+	mac.Write([]byte(query))
+	mac.Write([]byte{'\n'})
+	mac.Write([]byte(hex.EncodeToString(bodyHash[:])))
+	mac.Write([]byte{'\n'})
+	mac.Write([]byte(timestamp))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+const (
+	// maxReadRetries is how many more times an idempotent read is sent
+	// after a connection error or a 5xx answer.
+	maxReadRetries = 2
+	// maxBody caps an answer read into memory; the list of every
+	// currency pair is the largest (a few MB).
+	maxBody = 32 << 20
+	// maxOrderExpiry caps the x-gate-exptime window of an order.
+	maxOrderExpiry = 30 * time.Second
+)
+
+// param is one name=value pair; params keep the order they were added
+// in, which is the order they are sent and signed in.
+type param struct{ name, value string }
+
+type params []param
+
+func (p *params) add(name, value string) { *p = append(*p, param{name, value}) }
+
+// encode writes the pairs percent-encoded, joined by &.
+func (p params) encode() string {
+	var b strings.Builder
+	for i, kv := range p {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(url.QueryEscape(kv.name))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(kv.value))
+	}
+	return b.String()
+}
+
+// request is one call to make.
+type request struct {
+	ep endpoint
+	// id completes ep.path for routes with an id (spot/orders/{order_id}).
+	id     string
+	params params
+	body   []byte
+	// cred signs the call; nil for public endpoints.
+	cred *exgate.Credential
+	// pair keys the per-market order budget.
+	pair string
+	// expires, when set, is sent as x-gate-exptime: Gate refuses the
+	// request if it arrives later.
+	expires time.Time
+}
+
+func (r request) path() string { return apiPrefix + r.ep.path + url.PathEscape(r.id) }
+
+// apiError is a non-2xx answer: the HTTP status and Gate's label and
+// message when the body had them.
+type apiError struct {
+	status     int
+	label      string
+	msg        string
+	retryAfter time.Duration
+	date       time.Time
+}
+
+func (e *apiError) Error() string {
+	if e.label != "" {
+		return fmt.Sprintf("gateio: HTTP %d: %s: %s", e.status, e.label, e.msg)
+	}
+	return fmt.Sprintf("gateio: HTTP %d: %s", e.status, e.msg)
+}
+
+// transportError is a call that got no complete answer. sent is false when
+// nothing of the request reached the connection, so the exchange cannot
+// have acted on it.
+type transportError struct {
+	err  error
+	sent bool
+}
+
+func (e *transportError) Error() string { return "gateio: " + e.err.Error() }
+func (e *transportError) Unwrap() error { return e.err }
+
+// client builds, signs, paces and sends Gate REST calls.
+type client struct {
+	baseURL string
+	http    *http.Client
+	now     func() time.Time
+	log     *slog.Logger
+	limiter Limiter
+	maxWait time.Duration
+	backoff time.Duration
+
+	// offset is Gate's clock minus ours, in ms, learned after a
+	// REQUEST_EXPIRED answer.
+	offset atomic.Int64
+	group  singleflight.Group
+}
+
+// serverNow is our estimate of Gate's clock.
+func (c *client) serverNow() time.Time {
+	return c.now().Add(time.Duration(c.offset.Load()) * time.Millisecond)
+}
+
+// credKey names an account in limiter keys without exposing its API key.
+func credKey(cred *exgate.Credential) string {
+	if cred.ID != 0 {
+		return strconv.FormatInt(cred.ID, 10)
+	}
+	sum := sha256.Sum256([]byte(cred.Key))
+	return "k" + hex.EncodeToString(sum[:8])
+}
+
+// budgetKey returns the limiter key and budget a call counts against.
+func budgetKey(r request) (string, limitSpec) {
+	spec := budgets[r.ep.budget]
+	switch {
+	case r.ep.budget == budgetOrder && r.cred != nil:
+		return "gateio/uid/" + credKey(r.cred) + "/orders/" + r.pair, spec
+	case r.ep.budget == budgetWithdraw && r.cred != nil:
+		return "gateio/uid/" + credKey(r.cred) + "/withdrawals", spec
+	case r.cred != nil:
+		return "gateio/uid/" + credKey(r.cred) + "/" + r.ep.name, spec
+	}
+	return "gateio/ip/" + r.ep.name, spec
+}
+
+// unavailable is the answer when a budget or a pause does not let a call
+// through in time.
+func unavailable(retryAfter time.Duration, format string, args ...any) *exgate.Error {
+	e := exgate.Errorf(exgate.CodeExchangeUnavailable, format, args...)
+	e.RetryAfter = retryAfter
+	return e
+}
+
+// wait sleeps d if that ends before ctx's deadline (or within maxWait when
+// ctx has none); otherwise it returns EXCHANGE_UNAVAILABLE at once.
+func (c *client) wait(ctx context.Context, d time.Duration, why string) error {
+	if deadline, ok := ctx.Deadline(); ok {
+		if time.Until(deadline) <= d {
+			return unavailable(d, "gateio %s; retry in %s", why, d.Round(time.Millisecond))
+		}
+	} else if d > c.maxWait {
+		return unavailable(d, "gateio %s; retry in %s", why, d.Round(time.Millisecond))
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return unavailable(d, "gateio %s; gave up waiting: %v", why, ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}
+
+// pace takes the call's cost from its budget, waiting when the wait fits,
+// and honours pauses set after 429 answers.
+func (c *client) pace(ctx context.Context, r request) error {
+	key, spec := budgetKey(r)
+	until, err := c.limiter.PausedUntil(ctx, key)
+	if err != nil {
+		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "gateio pacing unavailable", Err: err}
+	}
+	if d := until.Sub(c.now()); d > 0 {
+		if err := c.wait(ctx, d, "asked to back off"); err != nil {
+			return err
+		}
+	}
+	for {
+		ra, err := c.limiter.Reserve(ctx, key, 1, spec.rateLimit())
+		if err != nil {
+			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "gateio pacing unavailable", Err: err}
+		}
+		if ra <= 0 {
+			return nil
+		}
+		if err := c.wait(ctx, ra, "request budget of "+r.ep.name+" in use"); err != nil {
+			return err
+		}
+	}
+}
+
+// do sends the call. A REQUEST_EXPIRED answer (Timestamp more than 60 s
+// from Gate's clock) resynchronizes the clock offset; a read is then sent
+// once more, a write is not (Gate refused it before acting on it, so the
+// caller may send it again). Reads are retried up to maxReadRetries more
+// times on connection errors and 5xx answers; writes never are. Errors
+// are *exgate.Error, wrapping the *apiError when Gate answered.
+func (c *client) do(ctx context.Context, r request) ([]byte, error) {
+	resynced := false
+	retries := 0
+	for {
+		body, err := c.once(ctx, r)
+		if err == nil {
+			return body, nil
+		}
+		if ae, ok := errors.AsType[*apiError](err); ok && ae.label == labelRequestExpired && r.ep.private && !resynced {
+			resynced = true
+			c.log.WarnContext(ctx, "gateio timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
+			c.resync(ctx, ae)
+			if !r.ep.write {
+				continue
+			}
+			return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, RetryAfter: time.Second,
+				Detail: "gateio refused the " + r.ep.name + " request's timestamp (not executed); the clock was resynchronized, send it again", Err: err}
+		}
+		if r.ep.write || retries >= maxReadRetries || !retryable(err) {
+			return nil, c.classify(r.ep, err)
+		}
+		retries++
+		d := c.backoff << (retries - 1)
+		d += rand.N(d/2 + 1) // jitter
+		if werr := c.wait(ctx, d, "retrying a failed read"); werr != nil {
+			return nil, c.classify(r.ep, err)
+		}
+	}
+}
+
+// retryable reports whether a failed read may be sent again.
+func retryable(err error) bool {
+	if _, ok := errors.AsType[*transportError](err); ok {
+		return true
+	}
+	if ae, ok := errors.AsType[*apiError](err); ok {
+		return ae.status >= 500 || serverLabels[ae.label]
+	}
+	return false
+}
+
+// once paces, signs and sends the call one time.
+func (c *client) once(ctx context.Context, r request) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &transportError{err: err}
+	}
+	if err := c.pace(ctx, r); err != nil {
+		return nil, err
+	}
+	path := r.path()
+	query := r.params.encode()
+	u := c.baseURL + path
+	if query != "" {
+		u += "?" + query
+	}
+	var sent atomic.Bool
+	trace := &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }}
+	var bodyReader io.Reader
+	if r.body != nil {
+		bodyReader = strings.NewReader(string(r.body))
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), r.ep.method, u, bodyReader)
+	if err != nil {
+		return nil, &transportError{err: err}
+	}
+	req.Header.Set("Accept", "application/json")
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.ep.private {
+		if r.cred == nil {
+			return nil, &exgate.Error{Code: exgate.CodeInternal, Detail: "gateio: private call without a credential"}
+		}
+		// Gate signs the URL-decoded form of the query it receives.
+		signedQuery, err := url.QueryUnescape(query)
+		if err != nil {
+			return nil, &transportError{err: err}
+		}
+		ts := strconv.FormatInt(c.serverNow().Unix(), 10)
+		req.Header.Set("KEY", r.cred.Key)
+		req.Header.Set("Timestamp", ts)
+		req.Header.Set("SIGN", sign(r.cred.Secret, r.ep.method, path, signedQuery, r.body, ts))
+	}
+	if !r.expires.IsZero() {
+		req.Header.Set("x-gate-exptime", strconv.FormatInt(r.expires.UnixMilli(), 10))
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, &transportError{err: err, sent: sent.Load() && !isDialError(err)}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}
+	}
+	c.observe(ctx, r, resp.Header)
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return data, nil
+	}
+	ae := parseError(resp.StatusCode, data)
+	if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+		ae.date = d
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || ae.label == labelTooManyRequests {
+		c.backOff(ctx, r, ae, resp.Header)
+	}
+	return nil, ae
+}
+
+// parseError reads Gate's {"label","message"} error body (some endpoints
+// say "detail" instead of "message").
+func parseError(status int, data []byte) *apiError {
+	ae := &apiError{status: status}
+	var eb struct {
+		Label   string `json:"label"`
+		Message string `json:"message"`
+		Detail  string `json:"detail"`
+	}
+	if json.Unmarshal(data, &eb) == nil && eb.Label != "" {
+		ae.label, ae.msg = eb.Label, strings.TrimSpace(eb.Message)
+		if ae.msg == "" {
+			ae.msg = strings.TrimSpace(eb.Detail)
+		}
+	} else {
+		ae.msg = strings.TrimSpace(truncate(data))
+	}
+	if ae.msg == "" {
+		ae.msg = statusMessage(status, ae.label)
+	}
+	return ae
+}
+
+// statusMessage is the message of an error answer whose body said nothing
+// readable: the label when Gate sent one, else the HTTP status.
+func statusMessage(status int, label string) string {
+	if label != "" {
+		return label
+	}
+	if text := http.StatusText(status); text != "" {
+		return text
+	}
+	return "HTTP status " + strconv.Itoa(status)
+}
+
+// isDialError reports whether err happened while connecting, before any
+// byte of the request was written.
+func isDialError(err error) bool {
+	if oe, ok := errors.AsType[*net.OpError](err); ok {
+		return oe.Op == "dial"
+	}
+	return false
+}
+
+// backOff pauses the budget a 429 answer was about until Retry-After
+// (seconds) or, without it, Gate's X-Gate-RateLimit-Reset-Timestamp (the
+// Unix second the next window opens); failing both, the budget's window.
+func (c *client) backOff(ctx context.Context, r request, ae *apiError, h http.Header) {
+	key, spec := budgetKey(r)
+	d := spec.window
+	if s, err := strconv.Atoi(strings.TrimSpace(h.Get("Retry-After"))); err == nil && s >= 0 {
+		d = time.Duration(s) * time.Second
+	} else if reset, ok := resetTime(h); ok {
+		if w := reset.Sub(c.serverNow()); w > 0 && w <= time.Hour {
+			d = w
+		}
+	}
+	ae.retryAfter = d
+	until := c.now().Add(d)
+	if err := c.limiter.Pause(ctx, key, until); err != nil {
+		c.log.ErrorContext(ctx, "gateio pause not recorded", "key", key, "err", err)
+	}
+	c.log.WarnContext(ctx, "gateio rate limit answer; pausing", "status", ae.status, "label", ae.label, "key", key, "until", until)
+}
+
+// resetTime reads X-Gate-RateLimit-Reset-Timestamp (Unix seconds; some
+// answers carry milliseconds).
+func resetTime(h http.Header) (time.Time, bool) {
+	v, err := strconv.ParseInt(strings.TrimSpace(h.Get("X-Gate-RateLimit-Reset-Timestamp")), 10, 64)
+	if err != nil || v <= 0 {
+		return time.Time{}, false
+	}
+	if v > 1e11 {
+		return time.UnixMilli(v), true
+	}
+	return time.Unix(v, 0), true
+}
+
+// observe pauses an endpoint's budget when Gate says none of it is left
+// (X-Gate-RateLimit-Requests-Remain: 0) until the window it names opens:
+// other processes may share the IP or the account.
+func (c *client) observe(ctx context.Context, r request, h http.Header) {
+	remain := strings.TrimSpace(h.Get("X-Gate-RateLimit-Requests-Remain"))
+	if remain != "0" {
+		return
+	}
+	reset, ok := resetTime(h)
+	if !ok {
+		return
+	}
+	w := reset.Sub(c.serverNow())
+	if w <= 0 || w > time.Hour {
+		return
+	}
+	key, _ := budgetKey(r)
+	until := c.now().Add(w)
+	if err := c.limiter.Pause(ctx, key, until); err != nil {
+		c.log.ErrorContext(ctx, "gateio pause not recorded", "key", key, "err", err)
+		return
+	}
+	c.log.WarnContext(ctx, "gateio budget used up; pausing until the window turns", "key", key, "until", until)
+}
+
+// resync learns the clock offset from GET /spot/time (milliseconds);
+// failing that, from the Date header of the refused answer (seconds).
+// Concurrent callers share one request.
+func (c *client) resync(ctx context.Context, ae *apiError) {
+	ch := c.group.DoChan("time", func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		t0 := c.now()
+		body, err := c.once(ctx, request{ep: epTime})
+		if err != nil {
+			return nil, err
+		}
+		t1 := c.now()
+		ms, err := parseServerTime(body)
+		if err != nil {
+			return nil, err
+		}
+		mid := t0.Add(t1.Sub(t0) / 2)
+		c.offset.Store(ms - mid.UnixMilli())
+		c.log.InfoContext(ctx, "gateio clock offset learned", "offsetMs", c.offset.Load())
+		return nil, nil
+	})
+	var err error
+	select {
+	case <-ctx.Done():
+		err = ctx.Err()
+	case res := <-ch:
+		err = res.Err
+	}
+	if err == nil {
+		return
+	}
+	if !ae.date.IsZero() {
+		c.offset.Store(ae.date.Add(500*time.Millisecond).UnixMilli() - c.now().UnixMilli())
+		c.log.WarnContext(ctx, "gateio clock offset taken from the Date header", "offsetMs", c.offset.Load(), "timeErr", err)
+		return
+	}
+	c.log.ErrorContext(ctx, "gateio clock offset not learned", "err", err)
+}
+
+// parseServerTime reads {"server_time": ms}.
+func parseServerTime(body []byte) (int64, error) {
+	var st struct {
+		ServerTime int64 `json:"server_time"`
+	}
+	if err := json.Unmarshal(body, &st); err != nil || st.ServerTime <= 0 {
+		return 0, fmt.Errorf("gateio: bad server time answer %q", truncate(body))
+	}
+	return st.ServerTime, nil
+}
+
+func truncate(b []byte) string { return string(b[:min(len(b), 200)]) }
+
+// classify turns a failed call into the *exgate.Error the gateway answers
+// with. For writes, anything that leaves the outcome unknown (a connection
+// lost after the request was written, a 5xx, a server-side label) is
+// EXCHANGE_TIMEOUT, never a failure: the gateway then reconciles by client
+// id.
+func (c *client) classify(ep endpoint, err error) *exgate.Error {
+	if e, ok := errors.AsType[*exgate.Error](err); ok {
+		return e
+	}
+	if te, ok := errors.AsType[*transportError](err); ok {
+		switch {
+		case ep.write && te.sent:
+			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "gateio did not answer the " + ep.name + " request; its outcome is unknown", Err: err}
+		case isTimeout(te.err):
+			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "gateio did not answer in time", Err: err}
+		}
+		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "gateio is unreachable", Err: err}
+	}
+	ae, ok := errors.AsType[*apiError](err)
+	if !ok {
+		return &exgate.Error{Code: exgate.CodeExchangeError, Detail: "gateio call failed", Err: err}
+	}
+	return classifyAPI(ep, ae)
+}
+
+// classifyAPI maps one of Gate's error answers through errorLabels.
+func classifyAPI(ep endpoint, ae *apiError) *exgate.Error {
+	detail := "gateio: " + ae.msg
+	if ae.label != "" {
+		detail = fmt.Sprintf("gateio: %s (%s)", ae.msg, ae.label)
+	}
+	switch {
+	case ae.status == http.StatusTooManyRequests || ae.label == labelTooManyRequests:
+		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: detail, RetryAfter: ae.retryAfter, Err: ae}
+	case ae.status >= 500 || serverLabels[ae.label]:
+		if ep.write {
+			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: detail + "; the outcome is unknown", Err: ae}
+		}
+		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: detail, Err: ae}
+	case ae.label == labelRequestExpired:
+		return &exgate.Error{Code: exgate.CodeExchangeError, Detail: detail + "; the clock offset could not be corrected", Err: ae}
+	case ae.label == labelOrderNotFound || ae.label == labelClientIDNotFound:
+		return &exgate.Error{Code: exgate.CodeNotFound, Detail: detail, Err: fmt.Errorf("%w: %w", exgate.ErrNotFound, ae)}
+	}
+	rule, ok := errorLabels[ae.label]
+	if !ok {
+		return &exgate.Error{Code: exgate.CodeExchangeError, Detail: detail, Err: ae}
+	}
+	code := rule.code
+	switch {
+	case ep == epCreateOrder && ae.label == labelInvalidParam && tooSmall(ae.msg):
+		code = exgate.CodeQuantityTooSmall
+	case ep == epCreateOrder && rule.orderCode != "":
+		code = rule.orderCode
+	case ep == epWithdraw && rule.withdrawCode != "":
+		code = rule.withdrawCode
+	}
+	out := &exgate.Error{Code: code, Detail: detail, Param: rule.param, Err: ae}
+	if ae.label == "TOO_FAST" {
+		out.RetryAfter = budgets[budgetWithdraw].window
+	}
+	return out
+}
+
+// isTimeout reports whether err is a deadline or network timeout.
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok {
+		return ne.Timeout()
+	}
+	return false
+}
+
+// badAnswer is the error for a 2xx answer the adapter cannot read. After a
+// write it means the outcome is unknown.
+func badAnswer(ep endpoint, err error) *exgate.Error {
+	if ep.write {
+		return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "gateio answered the " + ep.name + " request unreadably; its outcome is unknown", Err: err}
+	}
+	return &exgate.Error{Code: exgate.CodeExchangeError, Detail: "gateio answered the " + ep.name + " request unreadably", Err: err}
+}

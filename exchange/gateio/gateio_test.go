@@ -1,0 +1,106 @@
+package gateio_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/exchangetest"
+	"github.com/exgate/exgate/exchange/gateio"
+	"github.com/exgate/exgate/exchange/gateio/gateiofake"
+)
+
+// env is one fake Gate with a funded account and an adapter pointed at it.
+type env struct {
+	srv  *gateiofake.Server
+	ex   *gateio.Exchange
+	cred exgate.Credential
+}
+
+// envOptions tweak newEnv.
+type envOptions struct {
+	now     func() time.Time
+	account func(*gateiofake.Account)
+	fake    func(*gateiofake.Options)
+	adapter func(*gateio.Options)
+}
+
+// newEnv starts a fake and an adapter with one funded account.
+func newEnv(tb testing.TB, o envOptions) *env {
+	tb.Helper()
+	fo := gateiofake.Options{Now: o.now}
+	if o.fake != nil {
+		o.fake(&fo)
+	}
+	srv := gateiofake.New(fo)
+	tb.Cleanup(srv.Close)
+	acc := gateiofake.Account{
+		APIKey: "gate-key", Secret: "gate-secret",
+		Balances: map[string]string{"BTC": "2", "USDT": "200000", "ETH": "50", "SOL": "500", "XRP": "10000"},
+	}
+	if o.account != nil {
+		o.account(&acc)
+	}
+	if err := srv.AddAccount(acc); err != nil {
+		tb.Fatal(err)
+	}
+	ao := gateio.Options{BaseURL: srv.URL, HTTPClient: srv.Client(), Now: o.now, RetryBackoff: time.Millisecond, Limiter: noLimits{}}
+	if o.adapter != nil {
+		o.adapter(&ao)
+	}
+	return &env{
+		srv: srv,
+		ex:  gateio.New(ao),
+		cred: exgate.Credential{ID: 7, Name: "gate", Exchange: exgate.ExchangeGateio, Key: acc.APIKey, Secret: acc.Secret,
+			Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade, exgate.PermissionWithdraw}},
+	}
+}
+
+// noLimits is a Limiter that never makes a call wait.
+type noLimits struct{}
+
+func (noLimits) Reserve(context.Context, string, int, exgate.RateLimit) (time.Duration, error) {
+	return 0, nil
+}
+func (noLimits) Pause(context.Context, string, time.Time) error { return nil }
+func (noLimits) PausedUntil(context.Context, string) (time.Time, error) {
+	return time.Time{}, nil
+}
+
+var btcUSDT = exgate.Symbol{Base: "BTC", Quote: "USDT"}
+
+func TestConformance(t *testing.T) {
+	exchangetest.Run(t, func(t *testing.T) exchangetest.Setup {
+		// The adapter's default limiter (localstate) paces as in
+		// production.
+		e := newEnv(t, envOptions{adapter: func(o *gateio.Options) { o.Limiter = nil }})
+		return exchangetest.Setup{
+			Exchange:      e.ex,
+			Credential:    e.cred,
+			Symbol:        btcUSDT,
+			BaseQuantity:  decimal.RequireFromString("0.01"),
+			QuoteQuantity: decimal.RequireFromString("250"),
+			Withdrawal: exgate.WithdrawalRequest{
+				Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: decimal.RequireFromString("100"),
+			},
+			DepositAddress: exgate.DepositAddressRequest{Asset: "XRP", Network: "XRP"},
+		}
+	})
+}
+
+// wantCode checks err's code.
+func wantCode(t *testing.T, err error, code exgate.Code) *exgate.Error {
+	t.Helper()
+	e, ok := errors.AsType[*exgate.Error](err)
+	if !ok {
+		t.Fatalf("error %v, want *exgate.Error with code %s", err, code)
+	}
+	if e.Code != code {
+		t.Fatalf("code %s (%s), want %s", e.Code, e.Detail, code)
+	}
+	return e
+}

@@ -1,0 +1,275 @@
+package gateio
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/exgate/exgate"
+)
+
+// RecentKlines returns the last req.Limit klines of the pair, ascending,
+// the last one possibly still open. Intervals Gate serves are read with
+// GET /spot/candlesticks?limit=; the others are built from a finer
+// interval aligned to UTC (klinePlans). numberOfTrades is always null:
+// Gate does not report it.
+func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req exgate.KlineRequest) ([]exgate.Kline, error) {
+	plan, ok := klinePlans[req.Interval]
+	if !ok {
+		return nil, exgate.ParamError("interval", "unknown interval %q", req.Interval)
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = exgate.DefaultKlineLimit
+	}
+	limit = min(limit, exgate.MaxKlineLimit)
+	p, err := e.markets.lookup(ctx, req.Symbol)
+	if err != nil {
+		return nil, err
+	}
+	if plan.native.name != "" {
+		ks, aligned, err := e.nativeKlines(ctx, p, req.Interval, plan.native, limit)
+		if err != nil {
+			return nil, err
+		}
+		if aligned || plan.source == "" {
+			return ks, nil
+		}
+		e.log.WarnContext(ctx, "gateio candlesticks not aligned to UTC; building them from a finer interval",
+			"interval", req.Interval, "gateInterval", plan.native.name, "source", plan.source)
+	}
+	return e.builtKlines(ctx, p, req.Interval, plan.source, limit)
+}
+
+// nativeKlines reads the last limit candlesticks of one of Gate's
+// intervals. aligned is false when a bucket does not start where the
+// normalized interval starts (then, for 1M, the caller builds it instead;
+// for the others it is an error).
+func (e *Exchange) nativeKlines(ctx context.Context, p *pair, iv exgate.Interval, gi gateInterval, limit int) ([]exgate.Kline, bool, error) {
+	var ps params
+	ps.add("currency_pair", p.id)
+	ps.add("interval", gi.name)
+	ps.add("limit", strconv.Itoa(limit))
+	cs, err := e.candles(ctx, ps)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]exgate.Kline, 0, len(cs))
+	for _, c := range cs {
+		open := time.Unix(c.openSec, 0).UTC()
+		if !iv.Start(open).Equal(open) {
+			if klinePlans[iv].source != "" {
+				return nil, false, nil
+			}
+			return nil, false, badAnswer(epCandles, fmt.Errorf("%s candlestick at %s is not aligned to UTC", gi.name, open.Format(time.RFC3339)))
+		}
+		out = append(out, kline(iv, open, c.open, c.high, c.low, c.close, c.baseVolume))
+	}
+	out = ascending(out)
+	if len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out, true, nil
+}
+
+// candles sends one candlestick request.
+func (e *Exchange) candles(ctx context.Context, ps params) ([]candle, error) {
+	body, err := e.c.do(ctx, request{ep: epCandles, params: ps})
+	if err != nil {
+		return nil, err
+	}
+	cs, err := parseCandles(body)
+	if err != nil {
+		return nil, badAnswer(epCandles, err)
+	}
+	return cs, nil
+}
+
+// kline builds one normalized kline starting at open.
+func kline(iv exgate.Interval, open time.Time, o, h, l, c, v string) exgate.Kline {
+	return exgate.Kline{
+		OpenTime:   open.UnixMilli(),
+		OpenPrice:  o,
+		HighPrice:  h,
+		LowPrice:   l,
+		ClosePrice: c,
+		Volume:     v,
+		CloseTime:  iv.Next(open).UnixMilli() - 1,
+	}
+}
+
+// ascending sorts klines by open time and drops duplicates (Gate sends
+// them ascending; this only guards the contract).
+func ascending(ks []exgate.Kline) []exgate.Kline {
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && ks[j-1].OpenTime > ks[j].OpenTime; j-- {
+			ks[j-1], ks[j] = ks[j], ks[j-1]
+		}
+	}
+	out := ks[:0]
+	for i, k := range ks {
+		if i > 0 && k.OpenTime == out[len(out)-1].OpenTime {
+			out[len(out)-1] = k
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// builtKlines builds the last limit klines of iv from source klines read
+// with from/to ranges of at most maxCandlesPerRequest points each. The
+// range starts at the start of the oldest iv bucket wanted (UTC aligned),
+// so every bucket but the current one is complete; Gate serves no source
+// point older than maxCandlesAgo intervals, which caps how far back a
+// built interval reaches (docs/exchanges/gateio.md).
+func (e *Exchange) builtKlines(ctx context.Context, p *pair, iv, source exgate.Interval, limit int) ([]exgate.Kline, error) {
+	sp, ok := klinePlans[source]
+	if !ok || sp.native.name == "" || sp.native.d == 0 {
+		return nil, fmt.Errorf("gateio: no native source interval for %s", iv)
+	}
+	step := sp.native.d
+	now := e.c.serverNow().UTC()
+	last := iv.Start(now)
+	first := last
+	oldest := source.Start(now).Add(-time.Duration(maxCandlesAgo-1) * step)
+	for n := 1; n < limit; n++ {
+		prev := previous(iv, first)
+		if prev.Before(oldest) {
+			break
+		}
+		first = prev
+	}
+	var cs []candle
+	end := source.Start(now)
+	for from := first; !from.After(end); {
+		to := from.Add(time.Duration(maxCandlesPerRequest-1) * step)
+		if to.After(end) {
+			to = end
+		}
+		var ps params
+		ps.add("currency_pair", p.id)
+		ps.add("interval", sp.native.name)
+		ps.add("from", strconv.FormatInt(from.Unix(), 10))
+		ps.add("to", strconv.FormatInt(to.Unix(), 10))
+		chunk, err := e.candles(ctx, ps)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, chunk...)
+		from = to.Add(step)
+	}
+	out, err := aggregate(iv, source, cs)
+	if err != nil {
+		return nil, badAnswer(epCandles, err)
+	}
+	if len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out, nil
+}
+
+// previous returns the start of the interval before the one starting at
+// start.
+func previous(iv exgate.Interval, start time.Time) time.Time {
+	switch iv {
+	case exgate.Interval1M:
+		return start.AddDate(0, -1, 0)
+	case exgate.Interval1w:
+		return start.AddDate(0, 0, -7)
+	}
+	return start.Add(-iv.Duration())
+}
+
+// aggregate builds iv klines from ascending source candles: open of the
+// first, close of the last, highest high, lowest low, summed base volume,
+// each bucket starting at iv.Start of its candles (UTC).
+func aggregate(iv, source exgate.Interval, cs []candle) ([]exgate.Kline, error) {
+	type bucket struct {
+		start                  time.Time
+		open, close, high, low string
+		hi, lo                 decimal.Decimal
+		vol                    decimal.Decimal
+	}
+	var bs []*bucket
+	var lastOpen int64 = -1
+	for _, c := range cs {
+		if c.openSec <= lastOpen {
+			continue // overlap between requests, or out of order
+		}
+		lastOpen = c.openSec
+		t := time.Unix(c.openSec, 0).UTC()
+		if !source.Start(t).Equal(t) {
+			return nil, fmt.Errorf("%s candlestick at %s is not aligned to UTC", source, t.Format(time.RFC3339))
+		}
+		h, err1 := exgate.ParseDecimal(c.high)
+		l, err2 := exgate.ParseDecimal(c.low)
+		v, err3 := exgate.ParseDecimal(c.baseVolume)
+		if err1 != nil || err2 != nil || err3 != nil {
+			return nil, fmt.Errorf("candlestick at %s: bad decimal", t.Format(time.RFC3339))
+		}
+		start := iv.Start(t)
+		if n := len(bs); n == 0 || !bs[n-1].start.Equal(start) {
+			bs = append(bs, &bucket{start: start, open: c.open, high: c.high, low: c.low, hi: h, lo: l})
+		}
+		b := bs[len(bs)-1]
+		b.close = c.close
+		if h.GreaterThan(b.hi) {
+			b.hi, b.high = h, c.high
+		}
+		if l.LessThan(b.lo) {
+			b.lo, b.low = l, c.low
+		}
+		b.vol = b.vol.Add(v)
+	}
+	out := make([]exgate.Kline, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, kline(iv, b.start, b.open, b.high, b.low, b.close, b.vol.String()))
+	}
+	return out, nil
+}
+
+// OrderBook returns at most req.Limit levels per side from
+// GET /spot/order_book (Gate serves at most 1000).
+func (e *Exchange) OrderBook(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) (exgate.OrderBook, error) {
+	limit := req.Limit
+	if limit <= 0 {
+		limit = exgate.DefaultOrderBookLimit
+	}
+	limit = min(limit, maxBookLimit, exgate.MaxOrderBookLimit)
+	p, err := e.markets.lookup(ctx, req.Symbol)
+	if err != nil {
+		return exgate.OrderBook{}, err
+	}
+	bids, asks, err := e.book(ctx, cred, p, limit)
+	if err != nil {
+		return exgate.OrderBook{}, err
+	}
+	return exgate.OrderBook{Bids: levels(bids, limit), Asks: levels(asks, limit)}, nil
+}
+
+// book reads limit levels of the pair's book.
+func (e *Exchange) book(ctx context.Context, _ exgate.Credential, p *pair, limit int) (bids, asks []level, err error) {
+	var ps params
+	ps.add("currency_pair", p.id)
+	ps.add("limit", strconv.Itoa(limit))
+	body, err := e.c.do(ctx, request{ep: epBook, params: ps})
+	if err != nil {
+		return nil, nil, err
+	}
+	if bids, asks, err = parseBook(body); err != nil {
+		return nil, nil, badAnswer(epBook, err)
+	}
+	return bids, asks, nil
+}
+
+func levels(ls []level, limit int) []exgate.Level {
+	out := make([]exgate.Level, 0, min(len(ls), limit))
+	for _, l := range ls[:min(len(ls), limit)] {
+		out = append(out, exgate.Level{Price: l.price, Quantity: l.qty})
+	}
+	return out
+}
