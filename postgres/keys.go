@@ -1,0 +1,286 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/internal/secretbox"
+)
+
+// clientSecretAD binds a sealed client secret to its key.
+func clientSecretAD(apiKey string) []byte {
+	return secretbox.AdditionalData("client_keys.secret", apiKey)
+}
+
+// credentialAD binds a sealed credential column to its row.
+func credentialAD(column string, id int64, clientAPIKey string) []byte {
+	return secretbox.AdditionalData("credentials."+column, strconv.FormatInt(id, 10), clientAPIKey)
+}
+
+// CreateClientKey stores a new client key with its secret sealed. A zero
+// CreatedAt is set to now. Returns an error wrapping exgate.ErrConflict when
+// the API key exists.
+func (s *Store) CreateClientKey(ctx context.Context, k exgate.ClientKey) error {
+	if k.APIKey == "" {
+		return errors.New("postgres: create client key: empty API key")
+	}
+	if k.CreatedAt.IsZero() {
+		k.CreatedAt = s.now()
+	}
+	var revoked *int64
+	if !k.RevokedAt.IsZero() {
+		n := unixNano(k.RevokedAt)
+		revoked = &n
+	}
+	sealed := s.box.Seal([]byte(k.Secret), clientSecretAD(k.APIKey))
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO client_keys (api_key, secret, label, created_at, revoked_at)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+			k.APIKey, sealed, k.Label, unixNano(k.CreatedAt), revoked)
+		if err != nil {
+			return err
+		}
+		return conflictUnlessOne(tag)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: create client key %s: %w", k.APIKey, err)
+	}
+	return nil
+}
+
+// ClientKey returns a client key with its secret opened, revoked or not.
+// Returns an error wrapping exgate.ErrNotFound when there is none.
+func (s *Store) ClientKey(ctx context.Context, apiKey string) (exgate.ClientKey, error) {
+	var (
+		k       = exgate.ClientKey{APIKey: apiKey}
+		sealed  []byte
+		created int64
+		revoked *int64
+	)
+	err := s.pool.QueryRow(ctx,
+		`SELECT secret, label, created_at, revoked_at FROM client_keys WHERE api_key = $1`, apiKey,
+	).Scan(&sealed, &k.Label, &created, &revoked)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = exgate.ErrNotFound
+	}
+	if err != nil {
+		return exgate.ClientKey{}, fmt.Errorf("postgres: client key %s: %w", apiKey, err)
+	}
+	secret, err := s.box.Open(sealed, clientSecretAD(apiKey))
+	if err != nil {
+		return exgate.ClientKey{}, fmt.Errorf("postgres: client key %s: %w", apiKey, err)
+	}
+	k.Secret = string(secret)
+	k.CreatedAt = fromUnixNano(created)
+	if revoked != nil {
+		k.RevokedAt = fromUnixNano(*revoked)
+	}
+	return k, nil
+}
+
+// ListClientKeys returns every client key, oldest first, without secrets.
+func (s *Store) ListClientKeys(ctx context.Context) ([]exgate.ClientKey, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT api_key, label, created_at, revoked_at FROM client_keys ORDER BY created_at, api_key`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list client keys: %w", err)
+	}
+	defer rows.Close()
+	var out []exgate.ClientKey
+	for rows.Next() {
+		var (
+			k       exgate.ClientKey
+			created int64
+			revoked *int64
+		)
+		if err := rows.Scan(&k.APIKey, &k.Label, &created, &revoked); err != nil {
+			return nil, fmt.Errorf("postgres: list client keys: %w", err)
+		}
+		k.CreatedAt = fromUnixNano(created)
+		if revoked != nil {
+			k.RevokedAt = fromUnixNano(*revoked)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: list client keys: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeClientKey marks a client key revoked now; revoking it again keeps
+// the first time. Returns an error wrapping exgate.ErrNotFound when there is
+// no such key.
+func (s *Store) RevokeClientKey(ctx context.Context, apiKey string) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx,
+			`UPDATE client_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE api_key = $2`,
+			unixNano(s.now()), apiKey)
+		if err != nil {
+			return err
+		}
+		return notFoundUnlessOne(tag)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: revoke client key %s: %w", apiKey, err)
+	}
+	return nil
+}
+
+// AddCredential stores an exchange credential for an active client key,
+// with its secret and passphrase sealed, and returns it with its new ID
+// (never reused) and CreatedAt (now when zero). Returns an error wrapping
+// exgate.ErrNotFound when the client key is unknown or revoked and
+// exgate.ErrConflict when the client key has a credential of that name.
+func (s *Store) AddCredential(ctx context.Context, c exgate.Credential) (exgate.Credential, error) {
+	if c.Name == "" {
+		return exgate.Credential{}, errors.New("postgres: add credential: empty name")
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = s.now()
+	}
+	c.CreatedAt = fromUnixNano(unixNano(c.CreatedAt)) // as Credential will read it
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var revoked *int64
+		err := tx.QueryRow(ctx,
+			`SELECT revoked_at FROM client_keys WHERE api_key = $1`, c.ClientAPIKey).Scan(&revoked)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("client key: %w", exgate.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if revoked != nil {
+			return fmt.Errorf("client key revoked: %w", exgate.ErrNotFound)
+		}
+		// The sealed columns are bound to the id, known only after the
+		// insert: write placeholders, then the sealed values.
+		err = tx.QueryRow(ctx, `INSERT INTO credentials
+			(client_api_key, name, exchange, exchange_key, secret, passphrase, permissions, created_at)
+			VALUES ($1, $2, $3, $4, ''::bytea, ''::bytea, $5, $6) ON CONFLICT DO NOTHING RETURNING id`,
+			c.ClientAPIKey, c.Name, c.Exchange, c.Key, joinPermissions(c.Permissions), unixNano(c.CreatedAt),
+		).Scan(&c.ID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return exgate.ErrConflict
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE credentials SET secret = $1, passphrase = $2 WHERE id = $3`,
+			s.box.Seal([]byte(c.Secret), credentialAD("secret", c.ID, c.ClientAPIKey)),
+			s.box.Seal([]byte(c.Passphrase), credentialAD("passphrase", c.ID, c.ClientAPIKey)),
+			c.ID)
+		return err
+	})
+	if err != nil {
+		return exgate.Credential{}, fmt.Errorf("postgres: add credential %q: %w", c.Name, err)
+	}
+	return c, nil
+}
+
+// Credential returns a client key's credential by name with its secrets
+// opened. Returns an error wrapping exgate.ErrNotFound when there is none.
+func (s *Store) Credential(ctx context.Context, apiKey, name string) (exgate.Credential, error) {
+	var (
+		c                  = exgate.Credential{ClientAPIKey: apiKey, Name: name}
+		secret, passphrase []byte
+		perms              string
+		created            int64
+	)
+	err := s.pool.QueryRow(ctx, `SELECT id, exchange, exchange_key, secret, passphrase, permissions, created_at
+		FROM credentials WHERE client_api_key = $1 AND name = $2`, apiKey, name,
+	).Scan(&c.ID, &c.Exchange, &c.Key, &secret, &passphrase, &perms, &created)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = exgate.ErrNotFound
+	}
+	if err != nil {
+		return exgate.Credential{}, fmt.Errorf("postgres: credential %q: %w", name, err)
+	}
+	plain, err := s.box.Open(secret, credentialAD("secret", c.ID, apiKey))
+	if err != nil {
+		return exgate.Credential{}, fmt.Errorf("postgres: credential %q: secret: %w", name, err)
+	}
+	c.Secret = string(plain)
+	plain, err = s.box.Open(passphrase, credentialAD("passphrase", c.ID, apiKey))
+	if err != nil {
+		return exgate.Credential{}, fmt.Errorf("postgres: credential %q: passphrase: %w", name, err)
+	}
+	c.Passphrase = string(plain)
+	c.Permissions = splitPermissions(perms)
+	c.CreatedAt = fromUnixNano(created)
+	return c, nil
+}
+
+// ListCredentials returns a client key's credentials by name, without
+// secrets.
+func (s *Store) ListCredentials(ctx context.Context, apiKey string) ([]exgate.Credential, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, name, exchange, exchange_key, permissions, created_at
+		FROM credentials WHERE client_api_key = $1 ORDER BY name`, apiKey)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list credentials: %w", err)
+	}
+	defer rows.Close()
+	var out []exgate.Credential
+	for rows.Next() {
+		var (
+			c       = exgate.Credential{ClientAPIKey: apiKey}
+			perms   string
+			created int64
+		)
+		if err := rows.Scan(&c.ID, &c.Name, &c.Exchange, &c.Key, &perms, &created); err != nil {
+			return nil, fmt.Errorf("postgres: list credentials: %w", err)
+		}
+		c.Permissions = splitPermissions(perms)
+		c.CreatedAt = fromUnixNano(created)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: list credentials: %w", err)
+	}
+	return out, nil
+}
+
+// RemoveCredential deletes a credential and the simulated exchange's
+// ledger kept for it. Returns an error wrapping exgate.ErrNotFound when
+// there is none.
+func (s *Store) RemoveCredential(ctx context.Context, apiKey, name string) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx,
+			`DELETE FROM credentials WHERE client_api_key = $1 AND name = $2`, apiKey, name)
+		if err != nil {
+			return err
+		}
+		return notFoundUnlessOne(tag)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: remove credential %q: %w", name, err)
+	}
+	return nil
+}
+
+// joinPermissions writes permissions as a comma-separated list.
+func joinPermissions(ps []exgate.Permission) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = string(p)
+	}
+	return strings.Join(parts, ",")
+}
+
+// splitPermissions reads a list written by joinPermissions.
+func splitPermissions(s string) []exgate.Permission {
+	if s == "" {
+		return nil
+	}
+	var out []exgate.Permission
+	for p := range strings.SplitSeq(s, ",") {
+		out = append(out, exgate.Permission(p))
+	}
+	return out
+}
