@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/exgate/exgate"
+)
+
+func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("usage: exgate keys create|list|revoke")
+	}
+	sub := args[0]
+	fs, cfg := newFlagSet("keys "+sub, getenv, stderr, false)
+	label := fs.String("label", "", "a label for the key (create)")
+	apiKey := fs.String("api-key", "", "the client API key (revoke)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("keys %s: unexpected argument %q", sub, fs.Arg(0))
+	}
+	switch sub {
+	case "create", "list", "revoke":
+	default:
+		return fmt.Errorf("unknown keys command %q (want create, list or revoke)", sub)
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	switch sub {
+	case "create":
+		k, err := createClientKey(ctx, st, *label)
+		if err != nil {
+			return err
+		}
+		return writeJSONLine(stdout, map[string]string{"apiKey": k.APIKey, "secretKey": k.Secret, "label": k.Label})
+	case "list":
+		keys, err := st.ListClientKeys(ctx)
+		if err != nil {
+			return fmt.Errorf("list keys: %w", err)
+		}
+		out := make([]keyOutput, 0, len(keys))
+		for _, k := range keys {
+			o := keyOutput{APIKey: k.APIKey, Label: k.Label, CreatedAt: k.CreatedAt}
+			if !k.Active() {
+				o.RevokedAt = &k.RevokedAt
+			}
+			out = append(out, o)
+		}
+		return writeJSONLine(stdout, out)
+	default: // revoke
+		if *apiKey == "" {
+			return errors.New("keys revoke: --api-key is required")
+		}
+		if err := st.RevokeClientKey(ctx, *apiKey); err != nil {
+			if errors.Is(err, exgate.ErrNotFound) {
+				return fmt.Errorf("keys revoke: no key %q", *apiKey)
+			}
+			return fmt.Errorf("keys revoke: %w", err)
+		}
+		return writeJSONLine(stdout, map[string]string{"apiKey": *apiKey, "status": "revoked"})
+	}
+}
+
+// createClientKey makes a key pair: a public key of 32 base32 characters
+// and a 256-bit secret in base64url, which clients use as the raw bytes of
+// the HMAC key.
+func createClientKey(ctx context.Context, st appStore, label string) (exgate.ClientKey, error) {
+	if len(label) > 200 {
+		return exgate.ClientKey{}, errors.New("--label must be at most 200 characters")
+	}
+	var secret [32]byte
+	var public [20]byte
+	_, _ = rand.Read(secret[:])
+	_, _ = rand.Read(public[:])
+	k := exgate.ClientKey{
+		APIKey:    strings.ToLower(base32.StdEncoding.EncodeToString(public[:])),
+		Secret:    base64.RawURLEncoding.EncodeToString(secret[:]),
+		Label:     label,
+		CreatedAt: time.Now().UTC(),
+	}
+	if err := st.CreateClientKey(ctx, k); err != nil {
+		return exgate.ClientKey{}, fmt.Errorf("create key: %w", err)
+	}
+	return k, nil
+}
+
+func runExchangeKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("usage: exgate exchange-keys add|list|remove")
+	}
+	sub := args[0]
+	fs, cfg := newFlagSet("exchange-keys "+sub, getenv, stderr, false)
+	apiKey := fs.String("api-key", "", "the client API key the exchange key belongs to")
+	name := fs.String("name", "", "the exchange key's name, sent by clients in X-API-EXCHANGE-KEY")
+	exchange := fs.String("exchange", "", "binance, kraken, gateio or sim")
+	key := fs.String("key", "", "the exchange API key (optional for sim)")
+	secret := fs.String("secret", "", "the exchange API secret (optional for sim)")
+	passphrase := fs.String("passphrase", "", "the exchange API passphrase, where the exchange has one")
+	perms := fs.String("permissions", "read,trade", "comma-separated: read, trade, withdraw")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("exchange-keys %s: unexpected argument %q", sub, fs.Arg(0))
+	}
+	if *apiKey == "" {
+		return fmt.Errorf("exchange-keys %s: --api-key is required", sub)
+	}
+	var cred exgate.Credential
+	switch sub {
+	case "add":
+		ps, err := exgate.ParsePermissions(*perms)
+		if err != nil {
+			return fmt.Errorf("exchange-keys add: --permissions: %w", err)
+		}
+		cred = exgate.Credential{ClientAPIKey: *apiKey, Name: *name, Exchange: strings.ToLower(*exchange),
+			Key: *key, Secret: *secret, Passphrase: *passphrase, Permissions: ps}
+		if err := checkCredential(cred); err != nil {
+			return fmt.Errorf("exchange-keys add: %w", err)
+		}
+	case "remove":
+		if *name == "" {
+			return errors.New("exchange-keys remove: --name is required")
+		}
+	case "list":
+	default:
+		return fmt.Errorf("unknown exchange-keys command %q (want add, list or remove)", sub)
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	switch sub {
+	case "add":
+		c, err := st.AddCredential(ctx, cred)
+		switch {
+		case errors.Is(err, exgate.ErrConflict):
+			return fmt.Errorf("exchange-keys add: %q already exists for this API key", cred.Name)
+		case errors.Is(err, exgate.ErrNotFound):
+			return fmt.Errorf("exchange-keys add: no active client key %q", cred.ClientAPIKey)
+		case err != nil:
+			return fmt.Errorf("exchange-keys add: %w", err)
+		}
+		return writeJSONLine(stdout, toCredentialOutput(c))
+	case "list":
+		if _, err := st.ClientKey(ctx, *apiKey); err != nil {
+			return fmt.Errorf("exchange-keys list: no client key %q", *apiKey)
+		}
+		cs, err := st.ListCredentials(ctx, *apiKey)
+		if err != nil {
+			return fmt.Errorf("exchange-keys list: %w", err)
+		}
+		out := make([]credentialOutput, 0, len(cs))
+		for _, c := range cs {
+			out = append(out, toCredentialOutput(c))
+		}
+		return writeJSONLine(stdout, out)
+	default:
+		if err := st.RemoveCredential(ctx, *apiKey, *name); err != nil {
+			if errors.Is(err, exgate.ErrNotFound) {
+				return fmt.Errorf("exchange-keys remove: no exchange key %q for this API key", *name)
+			}
+			return fmt.Errorf("exchange-keys remove: %w", err)
+		}
+		return writeJSONLine(stdout, map[string]string{"name": *name, "status": "removed"})
+	}
+}
+
+// checkCredential refuses a credential no exchange would accept, before it
+// is stored.
+func checkCredential(c exgate.Credential) error {
+	if c.Name == "" || len(c.Name) > 64 || strings.ContainsAny(c.Name, " \t\r\n") {
+		return errors.New("--name is required: 1 to 64 characters without spaces")
+	}
+	if !slices.Contains(exgate.ExchangeNames, c.Exchange) {
+		return fmt.Errorf("--exchange must be one of %s", strings.Join(exgate.ExchangeNames, ", "))
+	}
+	if c.Exchange != exgate.ExchangeSim && (c.Key == "" || c.Secret == "") {
+		return fmt.Errorf("--key and --secret are required for %s", c.Exchange)
+	}
+	if c.Exchange == exgate.ExchangeKraken {
+		if _, err := base64.StdEncoding.DecodeString(c.Secret); err != nil {
+			return errors.New("--secret: a Kraken private key is base64; this one does not decode")
+		}
+	}
+	return nil
+}
+
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/internal/loadtest"
+)
+
+// runBench is the load tool: `bench run` drives load against a running
+// gateway; `bench compare` starts a fast fake Binance, a bare proxy and a
+// gateway in this process and measures all three side by side; `bench
+// idle` holds idle connections open against a gateway.
+func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("usage: exgate bench run|compare|idle [flags]")
+	}
+	switch args[0] {
+	case "run":
+		return benchRun(ctx, args[1:], getenv, stdout, stderr)
+	case "compare":
+		return benchCompare(ctx, args[1:], stdout, stderr)
+	case "idle":
+		return benchIdle(ctx, args[1:], getenv, stdout, stderr)
+	}
+	return fmt.Errorf("unknown bench command %q (want run, compare or idle)", args[0])
+}
+
+func benchRun(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("exgate bench run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	base := fs.String("url", env("EXGATE_URL", "http://127.0.0.1:8080"), "gateway base URL (env EXGATE_URL)")
+	apiKey := fs.String("api-key", getenv("EXGATE_API_KEY"), "client API key (env EXGATE_API_KEY)")
+	secret := fs.String("secret-key", getenv("EXGATE_SECRET_KEY"), "client secret key (env EXGATE_SECRET_KEY)")
+	exKey := fs.String("exchange-key", getenv("EXGATE_EXCHANGE_KEY"), "exchange key name (env EXGATE_EXCHANGE_KEY)")
+	path := fs.String("path", "/v1/market/recent-klines", "GET route to load")
+	query := fs.String("query", "asset1=BTC&asset2=USDT&interval=1m&limit=500", "its parameters, signed as written")
+	conc := fs.Int("concurrency", 32, "concurrent clients (closed loop)")
+	dur := fs.Duration("duration", 10*time.Second, "how long to run")
+	n := fs.Int("requests", 0, "stop after this many requests (0: run for --duration)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	target := strings.TrimRight(*base, "/") + *path
+	if *query != "" {
+		target += "?" + *query
+	}
+	res, err := loadtest.Run(ctx, loadtest.Config{
+		Target:      loadtest.Target{URL: target, APIKey: *apiKey, Secret: *secret, ExchangeKey: *exKey},
+		Concurrency: *conc, Duration: *dur, Requests: *n, Progress: stderr,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\nstatuses: %v\n", res, res.Statuses)
+	return nil
+}
+
+// benchCompare measures direct upstream, bare proxy and gateway in one run,
+// then the gateway with market-data coalescing against the proxy.
+func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("exgate bench compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	conc := fs.Int("concurrency", 32, "concurrent clients (closed loop)")
+	dur := fs.Duration("duration", 10*time.Second, "how long each measurement runs")
+	limit := fs.Int("limit", 500, "klines per request")
+	rounds := fs.Int("rounds", 1, "measure direct, proxy and gateway this many times, interleaved")
+	maxAge := fs.Duration("max-age", 250*time.Millisecond, "market-data max age of the hot-data gateway (--market-data-max-age)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (load tool, proxy, gateway and upstream) to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	up := binancefake.New(binancefake.Options{WeightLimit: -1})
+	defer up.Close()
+	const apiKey, secret = "benchupstreamkey", "benchupstreamsecret"
+	up.AddAccount(binancefake.Account{APIKey: apiKey, Secret: secret, Balances: map[string]string{"USDT": "1000000", "BTC": "10"}})
+
+	proxyURL, stopProxy, err := serveLoopback(&loadtest.Proxy{Upstream: up.URL, Client: loadtest.NewClient(*conc)})
+	if err != nil {
+		return err
+	}
+	defer stopProxy()
+
+	dataDir, err := os.MkdirTemp("", "exgate-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dataDir)
+	startGateway := func(coalescing bool, age time.Duration, dir string) (string, exgate.ClientKey, func(), error) {
+		cfg := &config{dataDir: dir, binanceURL: up.URL, krakenURL: "http://127.0.0.1:1", gateioURL: "http://127.0.0.1:1",
+			coalesce: coalescing, marketDataMaxAge: age, logFormat: "text"}
+		st, err := openStore(ctx, cfg)
+		if err != nil {
+			return "", exgate.ClientKey{}, nil, err
+		}
+		state, _ := openState(ctx, cfg)
+		key, err := createClientKey(ctx, st, "bench")
+		if err == nil {
+			_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: exgate.ExchangeBinance,
+				Key: apiKey, Secret: secret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
+		}
+		if err != nil {
+			st.Close()
+			return "", key, nil, err
+		}
+		h, _, _ := buildGateway(cfg, st, state, slog.New(slog.DiscardHandler))
+		u, stop, err := serveLoopback(h)
+		if err != nil {
+			st.Close()
+			return "", key, nil, err
+		}
+		return u, key, func() { stop(); st.Close() }, nil
+	}
+	gwURL, gwKey, stopGW, err := startGateway(false, 0, dataDir+"/plain")
+	if err != nil {
+		return err
+	}
+	defer stopGW()
+	hotURL, hotKey, stopHot, err := startGateway(true, 0, dataDir+"/hot")
+	if err != nil {
+		return err
+	}
+	defer stopHot()
+	agedURL, agedKey, stopAged, err := startGateway(true, *maxAge, dataDir+"/aged")
+	if err != nil {
+		return err
+	}
+	defer stopAged()
+
+	q := "asset1=BTC&asset2=USDT&interval=1m&limit=" + strconv.Itoa(*limit)
+	measure := func(name string, t loadtest.Target) (loadtest.Result, error) {
+		fmt.Fprintf(stderr, "%s: %d clients for %s\n", name, *conc, *dur)
+		r, err := loadtest.Run(ctx, loadtest.Config{Target: t, Concurrency: *conc, Duration: *dur, Progress: stderr})
+		if err == nil {
+			fmt.Fprintf(stdout, "%-26s %s\n", name, r)
+		}
+		return r, err
+	}
+	direct := loadtest.Target{URL: up.URL + "/api/v3/klines?symbol=BTCUSDT&interval=1m&limit=" + strconv.Itoa(*limit)}
+	proxy := loadtest.Target{URL: proxyURL + "/v1/market/recent-klines?" + q}
+	gateway := loadtest.Target{URL: gwURL + "/v1/market/recent-klines?" + q, APIKey: gwKey.APIKey, Secret: gwKey.Secret, ExchangeKey: "bench"}
+	hot := loadtest.Target{URL: hotURL + "/v1/market/recent-klines?" + q, APIKey: hotKey.APIKey, Secret: hotKey.Secret, ExchangeKey: "bench"}
+	aged := loadtest.Target{URL: agedURL + "/v1/market/recent-klines?" + q, APIKey: agedKey.APIKey, Secret: agedKey.Secret, ExchangeKey: "bench"}
+
+	// Warm up connections, caches and the adapters' market metadata.
+	for _, t := range []loadtest.Target{direct, proxy, gateway, hot, aged} {
+		if r, err := loadtest.Run(ctx, loadtest.Config{Target: t, Concurrency: *conc, Requests: *conc * 20}); err != nil {
+			return err
+		} else if r.Errors > 0 {
+			return fmt.Errorf("warm-up of %s: %d errors %v", t.URL, r.Errors, r.Statuses)
+		}
+	}
+	fmt.Fprintf(stdout, "signed recent-klines limit %d, %d concurrent clients, %s per run, GOMAXPROCS shared by all\n", *limit, *conc, *dur)
+	var sumRatio, sumLat float64
+	var hotRatio float64
+	for round := range *rounds {
+		d, err := measure("direct upstream", direct)
+		if err != nil {
+			return err
+		}
+		p, err := measure("bare proxy", proxy)
+		if err != nil {
+			return err
+		}
+		g, err := measure("gateway", gateway)
+		if err != nil {
+			return err
+		}
+		h, err := measure("gateway (coalescing)", hot)
+		if err != nil {
+			return err
+		}
+		a, err := measure("gateway (max-age "+maxAge.String()+")", aged)
+		if err != nil {
+			return err
+		}
+		if p.Errors+g.Errors+h.Errors+d.Errors+a.Errors > 0 {
+			return errors.New("errors during the measurement; the ratios would mean nothing")
+		}
+		ratio := g.RPS() / p.RPS()
+		proxyAdded := p.P50 - d.P50
+		gwAdded := g.P50 - d.P50
+		latRatio := float64(gwAdded) / float64(max(proxyAdded, time.Microsecond))
+		hotRatio = h.RPS() / p.RPS()
+		fmt.Fprintf(stdout, "round %d: gateway/proxy throughput %.2fx (target >= 0.80); median added latency gateway %s vs proxy %s = %.2fx (target <= 1.25); coalescing gateway/proxy throughput %.2fx, with max-age %s %.2fx (target >= 3)\n",
+			round+1, ratio, roundDur(gwAdded), roundDur(proxyAdded), latRatio, hotRatio, maxAge, a.RPS()/p.RPS())
+		sumRatio += ratio
+		sumLat += latRatio
+	}
+	if *rounds > 1 {
+		fmt.Fprintf(stdout, "mean over %d rounds: throughput %.2fx, added latency %.2fx\n", *rounds, sumRatio/float64(*rounds), sumLat/float64(*rounds))
+	}
+	return nil
+}
+
+func roundDur(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
+
+// serveLoopback serves h on a fresh loopback port.
+func serveLoopback(h http.Handler) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// benchIdle opens idle keep-alive connections to a gateway (each makes one
+// request first) and reports the gateway's resident memory when --pid is
+// given.
+func benchIdle(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("exgate bench idle", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	base := fs.String("url", "http://127.0.0.1:8080", "gateway base URL")
+	n := fs.Int("connections", 1000, "idle connections to hold")
+	pid := fs.Int("pid", 0, "the gateway's process id, to read its resident memory")
+	hold := fs.Duration("hold", 2*time.Second, "how long to hold the connections before measuring")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	u, err := url.Parse(*base)
+	if err != nil {
+		return err
+	}
+	before := ""
+	if *pid > 0 {
+		before = readRSS(*pid)
+	}
+	conns := make([]net.Conn, 0, *n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	req := "GET /healthz HTTP/1.1\r\nHost: " + u.Host + "\r\n\r\n"
+	buf := make([]byte, 4096)
+	for i := range *n {
+		c, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+		if err != nil {
+			return fmt.Errorf("connection %d: %w", i, err)
+		}
+		conns = append(conns, c)
+		if _, err := io.WriteString(c, req); err != nil {
+			return fmt.Errorf("connection %d: %w", i, err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(buf); err != nil {
+			return fmt.Errorf("connection %d: %w", i, err)
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(*hold):
+	}
+	fmt.Fprintf(stdout, "%d idle keep-alive connections open\n", len(conns))
+	if *pid > 0 {
+		fmt.Fprintf(stdout, "gateway resident memory: before %s, with the connections %s\n", before, readRSS(*pid))
+	}
+	return nil
+}
+
+// readRSS returns VmRSS of a process from /proc.
+func readRSS(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}

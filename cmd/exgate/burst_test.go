@@ -1,0 +1,103 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/internal/loadtest"
+)
+
+// TestBurstNeverFloodsBinance requests 20 times Binance's request-weight
+// budget at once through the gateway: the exchange must never answer 429
+// or 418 (which would get the operator's key banned), and the excess must
+// get 503 with Retry-After.
+func TestBurstNeverFloodsBinance(t *testing.T) {
+	const weightLimit = 60 // per minute, published in exchangeInfo
+	fake := binancefake.New(binancefake.Options{WeightLimit: weightLimit})
+	t.Cleanup(fake.Close)
+	fake.AddAccount(binancefake.Account{APIKey: "bk", Secret: "bs", Balances: map[string]string{"USDT": "1000"}})
+	var upstream, tooMany atomic.Int64
+	target, _ := url.Parse(fake.URL)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ModifyResponse = func(r *http.Response) error {
+		upstream.Add(1)
+		if r.StatusCode == http.StatusTooManyRequests || r.StatusCode == http.StatusTeapot {
+			tooMany.Add(1)
+		}
+		return nil
+	}
+	counting := httptest.NewServer(rp)
+	t.Cleanup(counting.Close)
+
+	ctx := t.Context()
+	cfg := &config{dataDir: t.TempDir(), binanceURL: counting.URL, krakenURL: "http://127.0.0.1:1", gateioURL: "http://127.0.0.1:1",
+		requestTimeout: time.Second}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	state, _ := openState(ctx, cfg)
+	key, err := createClientKey(ctx, st, "burst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "b", Exchange: exgate.ExchangeBinance, Key: "bk", Secret: "bs"}); err != nil {
+		t.Fatal(err)
+	}
+	h, _, _ := buildGateway(cfg, st, state, slog.New(slog.DiscardHandler))
+	gw := httptest.NewServer(h)
+	t.Cleanup(gw.Close)
+
+	// klines with limit <= 100 weigh 2: 20 times the budget is 1200
+	// weight, 600 requests, all at once. Distinct limits keep them from
+	// being coalesced into fewer upstream calls.
+	const n = 20 * weightLimit / 2
+	statuses := map[int]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	client := loadtest.NewClient(n)
+	for i := range n {
+		wg.Go(func() {
+			u, _ := loadtest.SignedURL(gw.URL+"/v1/market/recent-klines?asset1=BTC&asset2=USDT&limit="+strconv.Itoa(1+i%100), key.Secret)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			req.Header.Set("X-API-KEY", key.APIKey)
+			req.Header.Set("X-API-EXCHANGE-KEY", "b")
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+				t.Error("503 without Retry-After")
+			}
+			mu.Lock()
+			statuses[resp.StatusCode]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	t.Logf("%d requests: statuses %v; %d reached Binance", n, statuses, upstream.Load())
+	if tooMany.Load() != 0 {
+		t.Fatalf("Binance answered 429/418 %d times", tooMany.Load())
+	}
+	if statuses[http.StatusOK]+statuses[http.StatusServiceUnavailable] != n {
+		t.Errorf("statuses %v: want only 200 and 503", statuses)
+	}
+	if statuses[http.StatusServiceUnavailable] == 0 || statuses[http.StatusOK] == 0 {
+		t.Errorf("statuses %v: want some served and the excess refused", statuses)
+	}
+}

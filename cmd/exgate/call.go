@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/exgate/exgate/client"
+)
+
+// runCall signs and sends one request and prints the answer's body. A
+// non-2xx answer is printed too and makes the command fail.
+func runCall(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("exgate call", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	baseURL := fs.String("url", env("EXGATE_URL", "http://127.0.0.1:8080"), "gateway base URL (env EXGATE_URL)")
+	apiKey := fs.String("api-key", getenv("EXGATE_API_KEY"), "client API key (env EXGATE_API_KEY)")
+	secret := fs.String("secret-key", getenv("EXGATE_SECRET_KEY"), "client secret key (env EXGATE_SECRET_KEY)")
+	exchangeKey := fs.String("exchange-key", getenv("EXGATE_EXCHANGE_KEY"), "exchange key name (env EXGATE_EXCHANGE_KEY)")
+	timestamps := fs.Bool("timestamp", false, "add a signed timestamp and recvWindow (replay protection)")
+	timeout := fs.Duration("timeout", 30*time.Second, "request timeout")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() < 2 {
+		return errors.New("usage: exgate call METHOD PATH [name=value ...]")
+	}
+	method := strings.ToUpper(fs.Arg(0))
+	if method != http.MethodGet && method != http.MethodPost {
+		return fmt.Errorf("call: method must be GET or POST, not %q", fs.Arg(0))
+	}
+	path := fs.Arg(1)
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	if *apiKey == "" || *secret == "" {
+		return errors.New("call: the API key and secret key are required (EXGATE_API_KEY, EXGATE_SECRET_KEY or --api-key, --secret-key)")
+	}
+	var params []client.Param
+	for _, a := range fs.Args()[2:] {
+		name, value, ok := strings.Cut(a, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("call: parameter %q is not name=value", a)
+		}
+		params = append(params, client.Param{Name: name, Value: value})
+	}
+	opts := []client.Option{client.WithHTTPClient(&http.Client{Timeout: *timeout})}
+	if *timestamps {
+		opts = append(opts, client.WithTimestamps(time.Now, 5*time.Second))
+	}
+	c := client.New(*baseURL, *apiKey, *secret, *exchangeKey, opts...)
+	status, body, err := c.Do(ctx, method, path, params)
+	if err != nil && len(body) == 0 {
+		return fmt.Errorf("call: %w", err)
+	}
+	if _, werr := fmt.Fprintf(stdout, "%s\n", strings.TrimRight(string(body), "\n")); werr != nil {
+		return werr
+	}
+	if status < 200 || status > 299 {
+		return fmt.Errorf("call: %s %s answered %d", method, path, status)
+	}
+	return nil
+}

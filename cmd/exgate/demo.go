@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/client"
+)
+
+// demoLabel marks the client key demo creates and reuses.
+const demoLabel = "demo"
+
+// demoExchangeKey is the name of the demo's sim exchange key.
+const demoExchangeKey = "demo"
+
+// ensureDemo returns the demo client key (created on first run) and its
+// sim exchange key named demo, with every permission.
+func ensureDemo(ctx context.Context, st appStore) (exgate.ClientKey, exgate.Credential, error) {
+	var key exgate.ClientKey
+	keys, err := st.ListClientKeys(ctx)
+	if err != nil {
+		return key, exgate.Credential{}, fmt.Errorf("demo: list keys: %w", err)
+	}
+	for _, k := range keys {
+		if k.Label == demoLabel && k.Active() {
+			if key, err = st.ClientKey(ctx, k.APIKey); err != nil {
+				return key, exgate.Credential{}, fmt.Errorf("demo: read key: %w", err)
+			}
+			break
+		}
+	}
+	if key.APIKey == "" {
+		if key, err = createClientKey(ctx, st, demoLabel); err != nil {
+			return key, exgate.Credential{}, fmt.Errorf("demo: %w", err)
+		}
+	}
+	cred, err := st.Credential(ctx, key.APIKey, demoExchangeKey)
+	if errors.Is(err, exgate.ErrNotFound) {
+		cred, err = st.AddCredential(ctx, exgate.Credential{
+			ClientAPIKey: key.APIKey, Name: demoExchangeKey, Exchange: exgate.ExchangeSim,
+			Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade, exgate.PermissionWithdraw},
+		})
+	}
+	if err != nil {
+		return key, cred, fmt.Errorf("demo: exchange key: %w", err)
+	}
+	return key, cred, nil
+}
+
+// printDemo ensures the demo keys and prints them, the sim balances and a
+// curl command that fetches the balances, signature included.
+func printDemo(ctx context.Context, st appStore, simEx exgate.Exchange, w io.Writer, baseURL string) error {
+	key, cred, err := ensureDemo(ctx, st)
+	if err != nil {
+		return err
+	}
+	bals, err := simEx.Balances(ctx, cred)
+	if err != nil {
+		return fmt.Errorf("demo: balances: %w", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "exgate demo: a simulated exchange with paper balances, no account or network needed.\n\n")
+	fmt.Fprintf(&b, "  EXGATE_URL=%s\n  EXGATE_API_KEY=%s\n  EXGATE_SECRET_KEY=%s\n  EXGATE_EXCHANGE_KEY=%s\n\n",
+		baseURL, key.APIKey, key.Secret, cred.Name)
+	fmt.Fprintf(&b, "Balances of the sim exchange key %q:\n", cred.Name)
+	for _, bal := range bals {
+		fmt.Fprintf(&b, "  %-6s %s\n", bal.Asset, bal.Available.String())
+	}
+	sig := client.Sign(key.Secret, "")
+	fmt.Fprintf(&b, "\nFetch them from another terminal (the signature is HMAC-SHA256 of the empty parameter string):\n\n")
+	fmt.Fprintf(&b, "curl -s -H 'X-API-KEY: %s' -H 'X-API-EXCHANGE-KEY: %s' \\\n  '%s/v1/wallet/account-balance?signature=%s'\n\n",
+		key.APIKey, cred.Name, baseURL, sig)
+	fmt.Fprintf(&b, "Or export the four variables above and run:\n\n  go run ./cmd/exgate call POST /v1/order/market asset1=BTC asset2=USDT side=BUY quantity=100 quantityIn=asset2\n\n")
+	_, err = io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exgate/exgate/client"
+	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/gateio/gateiofake"
+	"github.com/exgate/exgate/exchange/kraken/krakenfake"
+)
+
+// exchangeCase is one real exchange's fake, set up for every route.
+type exchangeCase struct {
+	name   string
+	envURL string
+	// start runs the fake and returns its URL, the API key and secret.
+	start      func(t *testing.T) (url, key, secret string)
+	withdrawal client.WithdrawRequest
+	address    [2]string // asset, network
+}
+
+const btcAddr = "bc1qxdsh4sdd29h6ldehz0se5c61asq8cgwyjf2y3z"
+
+var exchangeCases = []exchangeCase{
+	{
+		name: "binance", envURL: "EXGATE_BINANCE_URL",
+		start: func(t *testing.T) (string, string, string) {
+			f := binancefake.New(binancefake.Options{})
+			t.Cleanup(f.Close)
+			f.AddAccount(binancefake.Account{APIKey: "bkey", Secret: "bsecret", Balances: map[string]string{"USDT": "100000", "BTC": "2"}})
+			f.AddDeposit("bkey", binancefake.Deposit{Coin: "USDT", Network: "TRX", Amount: "100", Status: 1, Address: "TN3W4H6rK2ce4vX9YnFQHwKENnHjoxb3m9", TxID: "tx1", InsertTime: time.Now().Add(-time.Hour)})
+			return f.URL, "bkey", "bsecret"
+		},
+		withdrawal: client.WithdrawRequest{Asset: "USDT", Network: "TRX", Address: "TN3W4H6rK2ce4vX9YnFQHwKENnHjoxb3m9", Amount: "25"},
+		address:    [2]string{"BTC", "BTC"},
+	},
+	{
+		name: "kraken", envURL: "EXGATE_KRAKEN_URL",
+		start: func(t *testing.T) (string, string, string) {
+			f := krakenfake.New(krakenfake.Options{})
+			t.Cleanup(f.Close)
+			secret := "a3Jha2VuLXNlY3JldC1mb3ItdGhlLWUyZS10ZXN0"
+			if err := f.AddAccount(krakenfake.Account{Key: "kkey", Secret: secret,
+				Balances:     map[string]string{"XXBT": "2", "USDT": "100000"},
+				WithdrawKeys: []krakenfake.WithdrawKey{{Name: "cold", Asset: "XXBT", Method: "Bitcoin", Address: btcAddr, Verified: true}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return f.URL, "kkey", secret
+		},
+		withdrawal: client.WithdrawRequest{Asset: "BTC", Network: "BTC", Address: btcAddr, Amount: "0.01"},
+		address:    [2]string{"BTC", "BTC"},
+	},
+	{
+		name: "gateio", envURL: "EXGATE_GATEIO_URL",
+		start: func(t *testing.T) (string, string, string) {
+			f := gateiofake.New(gateiofake.Options{})
+			t.Cleanup(f.Close)
+			if err := f.AddAccount(gateiofake.Account{APIKey: "gkey", Secret: "gsecret", Balances: map[string]string{"USDT": "100000", "BTC": "2"}}); err != nil {
+				t.Fatal(err)
+			}
+			return f.URL, "gkey", "gsecret"
+		},
+		withdrawal: client.WithdrawRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: "100"},
+		address:    [2]string{"XRP", "XRP"},
+	},
+}
+
+// TestServeEveryRouteOnEachExchange runs `exgate serve` with the
+// exchange's URL at its fake, adds a client key and the exchange key with
+// the CLI, and calls every route with signed requests.
+func TestServeEveryRouteOnEachExchange(t *testing.T) {
+	for _, ec := range exchangeCases {
+		t.Run(ec.name, func(t *testing.T) {
+			url, key, secret := ec.start(t)
+			env := map[string]string{"EXGATE_DATA_DIR": t.TempDir(), ec.envURL: url}
+			out, err := runCmd(t, env, "keys", "create", "--label", ec.name)
+			if err != nil {
+				t.Fatal(err, out)
+			}
+			var ck struct{ APIKey, SecretKey string }
+			_ = json.Unmarshal([]byte(out), &ck)
+			if out, err := runCmd(t, env, "exchange-keys", "add", "--api-key", ck.APIKey, "--name", "main", "--exchange", ec.name,
+				"--key", key, "--secret", secret, "--permissions", "read,trade,withdraw"); err != nil {
+				t.Fatal(err, out)
+			}
+			logs, errc := startServer(t, env, "serve", "--addr", "127.0.0.1:0")
+			m := waitFor(t, logs, regexp.MustCompile(`exgate listening.*addr=(\S+)`), errc)
+			c := client.New("http://"+m[1], ck.APIKey, ck.SecretKey, "main")
+			ctx := t.Context()
+
+			if bals, err := c.AccountBalance(ctx); err != nil || len(bals) == 0 {
+				t.Errorf("account-balance: %v %v", bals, err)
+			}
+			if ks, err := c.RecentKlines(ctx, client.KlinesRequest{Asset1: "BTC", Asset2: "USDT", Interval: "1h", Limit: 5}); err != nil || len(ks) != 5 {
+				t.Errorf("recent-klines: %d %v", len(ks), err)
+			}
+			if b, err := c.OrderBook(ctx, client.OrderBookRequest{Asset1: "BTC", Asset2: "USDT", Limit: 5}); err != nil || len(b.Bids) == 0 || len(b.Asks) == 0 {
+				t.Errorf("order-book: %+v %v", b, err)
+			}
+			if _, err := c.RecentDeposits(ctx, client.DepositsFilter{}); err != nil {
+				t.Errorf("recent-deposits: %v", err)
+			}
+			if a, err := c.DepositAddress(ctx, ec.address[0], ec.address[1]); err != nil || a.Address == "" {
+				t.Errorf("deposit: %+v %v", a, err)
+			}
+			o, err := c.PlaceMarketOrder(ctx, client.MarketOrder{Asset1: "BTC", Asset2: "USDT", Side: "BUY", Quantity: "100", QuantityIn: "asset2", ClientOrderID: "e2e-1"})
+			if err != nil || o.Exchange != ec.name || o.ClientOrderID != "e2e-1" {
+				t.Errorf("order/market: %+v %v", o, err)
+			}
+			if got, err := c.Order(ctx, client.OrderRef{ClientOrderID: "e2e-1"}); err != nil || got.ID != o.ID {
+				t.Errorf("order: %+v %v", got, err)
+			}
+			w, err := c.Withdraw(ctx, ec.withdrawal)
+			if err != nil || w.ID == "" || !strings.EqualFold(w.Asset, ec.withdrawal.Asset) {
+				t.Errorf("withdraw: %+v %v", w, err)
+			} else if got, err := c.Withdrawal(ctx, client.WithdrawalRef{ID: w.ID}); err != nil || got.ID != w.ID {
+				t.Errorf("withdrawal: %+v %v", got, err)
+			}
+			if _, err := c.OrderBook(ctx, client.OrderBookRequest{Asset1: "USDT", Asset2: "BTC"}); problemCodeOf(err) != "UNKNOWN_SYMBOL" {
+				t.Errorf("inverse pair: %v", err)
+			}
+		})
+	}
+}
+
+func problemCodeOf(err error) string {
+	if ce, ok := errors.AsType[*client.Error](err); ok {
+		return ce.Code
+	}
+	return ""
+}

@@ -1,0 +1,68 @@
+// Command exgate is the exchange gateway: the server (serve, demo), the
+// admin commands that manage client keys and exchange credentials in its
+// store (keys, exchange-keys) and a signing client (call).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "exgate:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: exgate <command> [flags] [args]
+
+commands:
+  serve                       run the gateway
+  demo                        create a demo key and a sim exchange key, print a ready curl command, serve
+  keys create [--label L]     create a client key pair (prints the secret once)
+  keys list                   list client keys
+  keys revoke --api-key K     revoke a client key
+  exchange-keys add --api-key K --name N --exchange binance|kraken|gateio|sim [--key EK --secret ES] [--passphrase P] [--permissions read,trade,withdraw]
+  exchange-keys list --api-key K
+  exchange-keys remove --api-key K --name N
+  call METHOD PATH [name=value ...]   sign and send one request
+  bench run|compare|idle [flags]      load tool (docs/PERFORMANCE.md)
+
+Run 'exgate <command> -h' for the flags of a command.
+`
+
+// run is the whole program, with its environment injected for tests.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return runServe(ctx, rest, getenv, stdout, stderr, false)
+	case "demo":
+		return runServe(ctx, rest, getenv, stdout, stderr, true)
+	case "keys":
+		return runKeys(ctx, rest, getenv, stdout, stderr)
+	case "exchange-keys":
+		return runExchangeKeys(ctx, rest, getenv, stdout, stderr)
+	case "call":
+		return runCall(ctx, rest, getenv, stdout, stderr)
+	case "bench":
+		return runBench(ctx, rest, getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
