@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -370,7 +369,7 @@ func (c *client) once(ctx context.Context, r request) ([]byte, error) {
 		return nil, &transportError{err: err, sent: sent.Load() && !isDialError(err)}
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	data, err := exgate.ReadAnswer(resp, maxBody)
 	if err != nil {
 		return nil, &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}
 	}

@@ -21,14 +21,11 @@ type scanner struct {
 var errShape = errors.New("unexpected JSON shape")
 
 func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
+	b, i := s.b, s.i
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
+	s.i = i
 }
 
 // consume skips white space and then c if it is next.
@@ -52,39 +49,50 @@ func (s *scanner) str() (string, error) {
 	if !s.consume('"') {
 		return "", errShape
 	}
-	start := s.i
-	for s.i < len(s.b) {
-		switch c := s.b[s.i]; {
-		case c == '"':
-			v := s.b[start:s.i]
-			s.i++
-			return v, nil
-		case c == '\\' || c < 0x20 || c >= 0x80:
-			return "", errShape // escapes, control bytes, non-ASCII: left to encoding/json
+	// The loop works on locals: through s, every byte would be a load
+	// and a store of s.i.
+	b, start := s.b, s.i
+	for i := start; i < len(b); i++ {
+		if c := b[i]; stopsString[c] {
+			if c != '"' {
+				return "", errShape // escapes, control bytes, non-ASCII: left to encoding/json
+			}
+			s.i = i + 1
+			return b[start:i], nil
 		}
-		s.i++
 	}
 	return "", errShape
 }
 
+// stopsString marks the bytes that end str's fast loop: the closing quote,
+// and the bytes it leaves to encoding/json (the backslash of an escape,
+// control bytes and the bytes of non-ASCII characters).
+var stopsString = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+	}
+	return t
+}()
+
 // token reads a number or literal.
 func (s *scanner) token() (string, error) {
 	s.ws()
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
+	b, start := s.b, s.i
+	i := start
+	for ; i < len(b); i++ {
+		c := b[i]
 		if c == ',' || c == ']' || c == '}' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
 			break
 		}
 		if c == '"' || c == '[' || c == '{' {
 			return "", errShape
 		}
-		s.i++
 	}
-	if s.i == start {
+	if i == start {
 		return "", errShape
 	}
-	return s.b[start:s.i], nil
+	s.i = i
+	return b[start:i], nil
 }
 
 // skip reads any scalar value (a string or a token).

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -279,12 +278,12 @@ func (c *client) do(req *http.Request) ([]byte, error) {
 		return nil, &transportError{sent: wrote.Load(), err: err}
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	body, err := exgate.ReadAnswer(resp, maxBody)
+	if errors.Is(err, exgate.ErrAnswerTooLarge) {
+		return nil, &decodeError{err}
+	}
 	if err != nil {
 		return nil, &transportError{sent: true, err: err}
-	}
-	if len(body) > maxBody {
-		return nil, &decodeError{errors.New("answer too large")}
 	}
 	if resp.StatusCode != http.StatusOK {
 		se := &statusError{status: resp.StatusCode, body: string(bytes.TrimSpace(body[:min(len(body), 200)]))}
