@@ -34,3 +34,20 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 		t.Errorf("empty book %s", empty)
 	}
 }
+
+// BenchmarkAppendKlinesJSON encodes 500 klines shaped like Binance's, the
+// answer of the load tool's recent-klines request (docs/PERFORMANCE.md).
+func BenchmarkAppendKlinesJSON(b *testing.B) {
+	klines := make([]exgate.Kline, 500)
+	for i := range klines {
+		n := uint64(1000 + i)
+		klines[i] = exgate.Kline{OpenTime: 1795357140000 + int64(i)*60000, OpenPrice: "60303.60000000",
+			HighPrice: "60313.80000000", LowPrice: "59317.80000000", ClosePrice: "59448.00000000",
+			Volume: "211.75900000", CloseTime: 1795357199999 + int64(i)*60000, NumberOfTrades: &n}
+	}
+	buf := exgate.AppendKlinesJSON(nil, klines)
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		buf = exgate.AppendKlinesJSON(buf[:0], klines)
+	}
+}
