@@ -36,7 +36,10 @@ type upstreamLimiter interface {
 type sharedState struct {
 	limiter upstreamLimiter
 	nonces  kraken.Nonces
-	replay  interface {
+	// keyLocks serializes the calls on one Kraken API key across
+	// instances; nil in process, where the adapter does it itself.
+	keyLocks kraken.KeyLocks
+	replay   interface {
 		FirstUse(ctx context.Context, key string, expiry time.Time) (bool, error)
 	}
 	ping  func(ctx context.Context) error
@@ -59,11 +62,12 @@ func openState(ctx context.Context, c *config) (*sharedState, error) {
 	}
 	const prefix = "exgate:"
 	return &sharedState{
-		limiter: redis.NewLimiter(rc, prefix),
-		nonces:  redis.NewNonces(rc, prefix),
-		replay:  redis.NewReplayGuard(rc, prefix),
-		ping:    rc.Ping,
-		close:   rc.Close,
+		limiter:  redis.NewLimiter(rc, prefix),
+		nonces:   redis.NewNonces(rc, prefix),
+		keyLocks: redis.NewLocks(rc, prefix),
+		replay:   redis.NewReplayGuard(rc, prefix),
+		ping:     rc.Ping,
+		close:    rc.Close,
 	}, nil
 }
 
@@ -189,7 +193,7 @@ func buildGateway(cfg *config, st appStore, state *sharedState, log *slog.Logger
 			BaseURL: cfg.binanceURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Logger: log.With("exchange", "binance"),
 		}),
 		exgate.ExchangeKraken: kraken.New(kraken.Options{
-			BaseURL: cfg.krakenURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Nonces: state.nonces, Logger: log.With("exchange", "kraken"),
+			BaseURL: cfg.krakenURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Nonces: state.nonces, KeyLocks: state.keyLocks, Logger: log.With("exchange", "kraken"),
 		}),
 		exgate.ExchangeGateio: gateio.New(gateio.Options{
 			BaseURL: cfg.gateioURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Logger: log.With("exchange", "gateio"),

@@ -45,6 +45,14 @@ type Nonces interface {
 	Next(ctx context.Context, key string, floor int64) (int64, error)
 }
 
+// KeyLocks are locks shared by instances; the redis package's Locks
+// implements it.
+type KeyLocks interface {
+	// Lock takes key's lock for at most ttl, waiting until ctx is done
+	// while another holder has it. unlock releases it.
+	Lock(ctx context.Context, key string, ttl time.Duration) (unlock func(), err error)
+}
+
 // sign computes Kraken's API-Sign header: base64 of HMAC-SHA512, keyed with
 // the base64-decoded API secret, over the URI path followed by
 // SHA256(nonce + body), where body is the exact POST body sent.
@@ -97,6 +105,7 @@ type client struct {
 	retryDelay time.Duration
 	maxWait    time.Duration
 	locks      keyLocks
+	shared     KeyLocks // nil: calls are serialized in this process only
 }
 
 // transportError is a request that got no answer.
@@ -215,6 +224,17 @@ func (c *client) private(ctx context.Context, cred exgate.Credential, method str
 			return &transportError{err: err}
 		}
 		defer unlock()
+		if c.shared != nil {
+			// Held from taking the nonce until the answer is read, so
+			// that Kraken has processed this nonce before any instance
+			// sends a larger one.
+			unlockShared, err := c.shared.Lock(ctx, "kraken:"+cred.Key, c.lockTTL(ctx))
+			if err != nil {
+				return &exgate.Error{Code: exgate.CodeExchangeUnavailable, RetryAfter: time.Second, Err: err,
+					Detail: "kraken: another instance is using this API key and did not finish in time; nothing was sent"}
+			}
+			defer unlockShared()
+		}
 		nonce, err := c.nonces.Next(ctx, "kraken:"+cred.Key, c.now().UnixMicro())
 		if err != nil {
 			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "kraken: cannot allocate a nonce; nothing was sent", RetryAfter: time.Second, Err: err}
@@ -495,6 +515,22 @@ func isNetTimeout(err error) bool {
 }
 
 // keyLocks serializes private calls per Kraken API key.
+// lockTTL is how long the shared lock of a call with ctx may be held: as
+// long as the call can last (its deadline, or the HTTP client's timeout)
+// and a margin. An instance that dies holding it blocks the key's calls on
+// the other instances for at most that long.
+func (c *client) lockTTL(ctx context.Context) time.Duration {
+	const margin = 2 * time.Second
+	limit := c.http.Timeout
+	if limit <= 0 {
+		limit = 30 * time.Second
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		limit = min(limit, time.Until(deadline))
+	}
+	return max(limit, 0) + margin
+}
+
 type keyLocks struct {
 	mu sync.Mutex
 	m  map[string]chan struct{}

@@ -57,6 +57,12 @@ type Options struct {
 	// Nonces hands out nonces per API key; default localstate.NewNonces(),
 	// per process. Instances that share a Kraken API key must share it.
 	Nonces Nonces
+	// KeyLocks, when set, also serializes the calls on one API key across
+	// the instances that share it (the redis package's Locks); without it
+	// calls are serialized within this process only, and a call of another
+	// instance can reach Kraken with a larger nonce first and make this
+	// one's refused (EAPI:Invalid nonce).
+	KeyLocks KeyLocks
 	// Tier is the Kraken account tier the call counters are paced for;
 	// default TierStarter (the most conservative).
 	Tier Tier
@@ -128,6 +134,7 @@ func New(opts Options) *Exchange {
 			log:        opts.Logger,
 			limiter:    opts.Limiter,
 			nonces:     opts.Nonces,
+			shared:     opts.KeyLocks,
 			tier:       opts.Tier,
 			retryDelay: opts.RetryDelay,
 			maxWait:    opts.MaxWait,
