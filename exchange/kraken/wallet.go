@@ -528,20 +528,13 @@ func (e *Exchange) QueryWithdrawal(ctx context.Context, cred exgate.Credential, 
 		}
 		return exgate.Withdrawal{}, notFound("Kraken lists no withdrawal " + refid)
 	}
-	claimed := e.sent.claimed()
 	if known {
-		// Oldest first: the earliest unclaimed matching row is the one
-		// sent first.
-		for i := len(rows) - 1; i >= 0; i-- {
-			r := rows[i]
-			if _, taken := claimed[r.Refid]; taken || !rec.matches(r, m) {
-				continue
-			}
-			e.sent.setRefid(rec.clientID, r.Refid)
+		if r, ok := e.sent.claimRow(rec, rows, m); ok {
 			return found(r), nil
 		}
 		return exgate.Withdrawal{}, notFound(fmt.Sprintf("Kraken lists no %s withdrawal of %s to %s since %s", m.common(rec.assetID), rec.amount, rec.address, rec.sentAt.UTC().Format(time.RFC3339)))
 	}
+	claimed := e.sent.claimed()
 	since := e.now().Add(-unclaimedWindow)
 	for _, r := range rows {
 		if _, taken := claimed[r.Refid]; taken {
@@ -565,20 +558,73 @@ type withdrawalAttempt struct {
 	refid         string
 }
 
-// matches reports whether a WithdrawStatus row can be this attempt: same
-// asset, same key or destination address, amount equal to the net or
-// gross amount, dated no earlier than the send time less matchSkew.
-func (a withdrawalAttempt) matches(r fundingRow, m *markets) bool {
+// sameDestination reports whether a WithdrawStatus row can be this
+// attempt but for the amount: same asset, same key or destination address,
+// dated no earlier than the send time less matchSkew.
+func (a withdrawalAttempt) sameDestination(r fundingRow, m *markets) bool {
 	if m.common(r.Asset) != m.common(a.assetID) {
 		return false
 	}
 	if r.Key != a.key && r.Info != a.address {
 		return false
 	}
-	if !r.Amount.Equal(a.amount) && !r.Amount.Equal(a.gross) && !r.Amount.Add(r.Fee.Decimal).Equal(a.gross) {
+	return r.Time.IntPart() >= a.sentAt.Add(-matchSkew).Unix()
+}
+
+// Whether a WithdrawStatus row's amount is what the destination receives
+// (net, the fee on top) or what was withdrawn (gross) is not established
+// (docs/exchanges/kraken.md), so a row may match an attempt either way.
+// Read as net, the row's amount is the amount asked for, or (when Kraken
+// charged less than the fee it quoted) the row's amount plus its fee is the
+// gross amount sent.
+func (a withdrawalAttempt) netMatch(r fundingRow) bool {
+	return r.Amount.Equal(a.amount) || r.Amount.Add(r.Fee.Decimal).Equal(a.gross)
+}
+
+func (a withdrawalAttempt) grossMatch(r fundingRow) bool {
+	return r.Amount.Equal(a.gross)
+}
+
+// claimRow finds a's row among rows (newest first, as Kraken lists them)
+// and records it as a's, atomically with every other claim, so that no row
+// is given to two withdrawals. The oldest unclaimed row that matches a's
+// amount read as net is taken first; failing that, the oldest that matches
+// it read as gross and is not a net match of another withdrawal still
+// looking for its row. Two withdrawals whose amounts differ by exactly the
+// fee would otherwise take each other's rows.
+func (l *withdrawalLog) claimRow(a withdrawalAttempt, rows []fundingRow, m *markets) (fundingRow, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	taken := make(map[string]bool, len(l.m))
+	for _, b := range l.m {
+		if b.refid != "" {
+			taken[b.refid] = true
+		}
+	}
+	netOfAnother := func(r fundingRow) bool {
+		for id, b := range l.m {
+			if id != a.clientID && b.refid == "" && b.sameDestination(r, m) && b.netMatch(r) {
+				return true
+			}
+		}
 		return false
 	}
-	return r.Time.IntPart() >= a.sentAt.Add(-matchSkew).Unix()
+	for pass := range 2 {
+		for i := len(rows) - 1; i >= 0; i-- {
+			r := rows[i]
+			if taken[r.Refid] || !a.sameDestination(r, m) {
+				continue
+			}
+			if pass == 0 && !a.netMatch(r) || pass == 1 && (!a.grossMatch(r) || netOfAnother(r)) {
+				continue
+			}
+			if cur, ok := l.m[a.clientID]; ok {
+				cur.refid = r.Refid
+			}
+			return r, true
+		}
+	}
+	return fundingRow{}, false
 }
 
 // attemptTTL is how long a sent withdrawal is remembered.

@@ -316,6 +316,30 @@ func TestQueryWithdrawal(t *testing.T) {
 			seen[got.ExchangeID] = true
 		}
 	})
+	t.Run("answer lost: amounts a fee apart keep their own rows", func(t *testing.T) {
+		// The fake's Bitcoin fee is 0.00015: the second withdrawal's gross
+		// amount (0.01015 + 0.00015) is the first one's net amount, so a
+		// row read as gross could be either. Each must get its own.
+		e := newEnv(t, krakenfake.Options{}, nil)
+		ctx := t.Context()
+		watch(e.srv, "/0/private/Withdraw", func(int) krakenfake.Fault { return krakenfake.Fault{DropAfter: true} })
+		first, second := btcReq(), btcReq()
+		first.Amount, second.Amount = dec("0.0103"), dec("0.01015")
+		for _, req := range []exgate.WithdrawalRequest{first, second} {
+			_, err := e.ex.Withdraw(ctx, e.cred, req)
+			wantCode(t, err, exgate.CodeExchangeTimeout)
+		}
+		e.srv.SetFault(nil)
+		for _, req := range []exgate.WithdrawalRequest{second, first} {
+			got, err := e.ex.QueryWithdrawal(ctx, e.cred, exgate.WithdrawalQuery{Asset: "BTC", ClientWithdrawalID: req.ClientWithdrawalID})
+			if err != nil {
+				t.Fatalf("QueryWithdrawal(%s): %v", req.Amount, err)
+			}
+			if !got.Amount.Equal(req.Amount) {
+				t.Errorf("the withdrawal of %s was matched to Kraken's withdrawal of %s", req.Amount, got.Amount)
+			}
+		}
+	})
 	t.Run("lost before processing: not found", func(t *testing.T) {
 		e := newEnv(t, krakenfake.Options{}, nil)
 		watch(e.srv, "/0/private/Withdraw", func(int) krakenfake.Fault { return krakenfake.Fault{DropBefore: true} })
