@@ -51,14 +51,14 @@ func ParseDecimal(s string) (decimal.Decimal, error) {
 	return d, nil
 }
 
-// maxDecimalText bounds the length of decimal text the gateway parses.
-const maxDecimalText = 64
+// MaxDecimalText bounds the length of decimal text the gateway parses.
+const MaxDecimalText = 64
 
 // isDecimalText reports whether s is sign? digits [. digits] [e sign? digits],
 // with at least one digit in the mantissa and an exponent of at most four
 // digits.
 func isDecimalText(s string) bool {
-	if len(s) == 0 || len(s) > maxDecimalText {
+	if len(s) == 0 || len(s) > MaxDecimalText {
 		return false
 	}
 	i := 0
@@ -102,7 +102,7 @@ func isDecimalText(s string) bool {
 // of the spec's decimal-string fields. Adapters use it to pass exchange
 // market data through without parsing every number.
 func IsPlainDecimal(s string) bool {
-	if len(s) == 0 || len(s) > maxDecimalText {
+	if len(s) == 0 || len(s) > MaxDecimalText {
 		return false
 	}
 	digits, dot := 0, false

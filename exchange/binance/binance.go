@@ -601,45 +601,83 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 // same). The answer is scanned directly; encoding/json reads what the
 // scanner does not take (escaped strings).
 func parseKlines(body []byte, iv exgate.Interval) ([]exgate.Kline, error) {
-	rows, err := scanKlines(body)
-	if err != nil {
-		if rows, err = decodeKlines(body); err != nil {
-			return nil, err
+	var c klineConverter
+	c.step = iv.Duration().Milliseconds() // 0 for 1M, whose length varies
+	c.iv = iv
+	err := scanKlines(body, c.add)
+	if errors.Is(err, errShape) {
+		c = klineConverter{step: c.step, iv: iv}
+		var rows []rawKline
+		if rows, err = decodeKlines(body); err == nil {
+			for i := range rows {
+				if err = c.add(len(rows), &rows[i]); err != nil {
+					break
+				}
+			}
 		}
 	}
-	out := make([]exgate.Kline, len(rows))
-	// One allocation for every trade count rather than one per kline.
-	counts := make([]uint64, len(rows))
-	step := iv.Duration().Milliseconds() // 0 for 1M, whose length varies
-	for i := range rows {
-		r := &rows[i]
-		k := &out[i]
-		k.OpenTime, err = strconv.ParseInt(r.open, 10, 64)
-		if err != nil || k.OpenTime < 0 {
-			return nil, fmt.Errorf("kline %d open time %.40q", i, r.open)
-		}
-		for j := range r.values {
+	if err != nil {
+		return nil, err
+	}
+	if c.out == nil {
+		c.out = []exgate.Kline{}
+	}
+	return c.out, nil
+}
+
+// klineConverter turns raw kline rows into normalized klines, one at a
+// time as they are read.
+type klineConverter struct {
+	iv   exgate.Interval
+	step int64
+	out  []exgate.Kline
+	// counts holds the trade counts the klines point to: one allocation
+	// for many klines rather than one per kline. When it is full a new one
+	// is started; the klines keep pointing into the old one.
+	counts []uint64
+}
+
+// add converts r and appends it; n estimates how many rows there are.
+func (c *klineConverter) add(n int, r *rawKline) error {
+	i := len(c.out)
+	if c.out == nil {
+		c.out = make([]exgate.Kline, 0, n)
+	}
+	if len(c.counts) == cap(c.counts) {
+		c.counts = make([]uint64, 0, max(n-i, 16))
+	}
+	var k exgate.Kline
+	var err error
+	k.OpenTime, err = strconv.ParseInt(r.open, 10, 64)
+	if err != nil || k.OpenTime < 0 {
+		return fmt.Errorf("kline %d open time %.40q", i, r.open)
+	}
+	for j := range r.values {
+		if !r.plain[j] {
 			v, err := plainDecimal(r.values[j])
 			if err != nil {
-				return nil, fmt.Errorf("kline %d field %d: %w", i, j+1, err)
+				return fmt.Errorf("kline %d field %d: %w", i, j+1, err)
 			}
 			r.values[j] = v
 		}
-		k.OpenPrice, k.HighPrice, k.LowPrice, k.ClosePrice, k.Volume = r.values[0], r.values[1], r.values[2], r.values[3], r.values[4]
-		if counts[i], err = strconv.ParseUint(r.trades, 10, 64); err != nil {
-			return nil, fmt.Errorf("kline %d trade count %.40q", i, r.trades)
-		}
-		k.NumberOfTrades = &counts[i]
-		if i > 0 && k.OpenTime <= out[i-1].OpenTime {
-			return nil, fmt.Errorf("klines not ascending at %d", i)
-		}
-		if step > 0 {
-			k.CloseTime = k.OpenTime + step - 1
-		} else {
-			k.CloseTime = iv.Next(time.UnixMilli(k.OpenTime).UTC()).UnixMilli() - 1
-		}
 	}
-	return out, nil
+	k.OpenPrice, k.HighPrice, k.LowPrice, k.ClosePrice, k.Volume = r.values[0], r.values[1], r.values[2], r.values[3], r.values[4]
+	trades, err := strconv.ParseUint(r.trades, 10, 64)
+	if err != nil {
+		return fmt.Errorf("kline %d trade count %.40q", i, r.trades)
+	}
+	c.counts = append(c.counts, trades)
+	k.NumberOfTrades = &c.counts[len(c.counts)-1]
+	if i > 0 && k.OpenTime <= c.out[i-1].OpenTime {
+		return fmt.Errorf("klines not ascending at %d", i)
+	}
+	if c.step > 0 {
+		k.CloseTime = k.OpenTime + c.step - 1
+	} else {
+		k.CloseTime = c.iv.Next(time.UnixMilli(k.OpenTime).UTC()).UnixMilli() - 1
+	}
+	c.out = append(c.out, k)
+	return nil
 }
 
 // decodeKlines reads kline rows with encoding/json.

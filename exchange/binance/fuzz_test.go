@@ -193,7 +193,16 @@ func FuzzScanKlines(f *testing.F) {
 	f.Add([]byte(` [ [ 1 , "1" , "2" , "0.5" , "1.5" , "10" , 2 , "3" , 4 ] ] `))
 	f.Add([]byte(`[[1,"1\u0030","2","0.5","1.5","10",2,"3",4]]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fast, err1 := scanKlines(b)
+		var fast []rawKline
+		err1 := scanKlines(b, func(_ int, r *rawKline) error {
+			for i, v := range r.values {
+				if r.plain[i] != exgate.IsPlainDecimal(v) {
+					t.Errorf("scanner says %q plain=%v", v, r.plain[i])
+				}
+			}
+			fast = append(fast, rawKline{open: r.open, trades: r.trades, values: r.values})
+			return nil
+		})
 		slow, err2 := decodeKlines(b)
 		if err1 != nil || err2 != nil {
 			return

@@ -3,6 +3,8 @@ package binance
 import (
 	"errors"
 	"strings"
+
+	"github.com/exgate/exgate"
 )
 
 // scanner reads the two large market data answers (klines and depth)
@@ -64,6 +66,37 @@ func (s *scanner) str() (string, error) {
 	return "", errShape
 }
 
+// decimal reads a string without escapes like str and reports whether it
+// is a plain decimal (exgate.IsPlainDecimal), checked in the same pass:
+// the prices and volumes of a kline row are read once, not twice.
+func (s *scanner) decimal() (v string, plain bool, err error) {
+	if !s.consume('"') {
+		return "", false, errShape
+	}
+	b, start := s.b, s.i
+	digits, dots := 0, 0
+	for i := start; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+			continue
+		case c == '.':
+			dots++
+			continue
+		case !stopsString[c]:
+			continue
+		case c != '"':
+			return "", false, errShape // escapes, control bytes, non-ASCII: left to encoding/json
+		}
+		s.i = i + 1
+		v = b[start:i]
+		plain = digits > 0 && dots <= 1 && digits+dots == len(v) && v[0] != '.' && v[len(v)-1] != '.' && len(v) <= exgate.MaxDecimalText
+		return v, plain, nil
+	}
+	return "", false, errShape
+}
+
 // stopsString marks the bytes that end str's fast loop: the closing quote,
 // and the bytes it leaves to encoding/json (the backslash of an escape,
 // control bytes and the bytes of non-ASCII characters).
@@ -118,57 +151,62 @@ func (s *scanner) next() (more bool, err error) {
 	return false, errShape
 }
 
-// scanKlines reads kline rows into their raw parts.
-func scanKlines(b []byte) ([]rawKline, error) {
+// scanKlines reads kline rows into their raw parts and hands each to row
+// as it is read, so that no slice of raw rows is built; n estimates the
+// number of rows for the caller's sizing. The rawKline passed to row is
+// reused for the next row.
+func scanKlines(b []byte, row func(n int, r *rawKline) error) error {
 	s := &scanner{b: string(b)}
 	if !s.consume('[') {
-		return nil, errShape
+		return errShape
 	}
-	// A Binance kline row is about 190 bytes; sizing for that saves the
-	// slice from growing by copies.
-	out := make([]rawKline, 0, len(b)/160+1)
+	// A Binance kline row is about 175 bytes.
+	n := len(b)/160 + 1
 	if s.consume(']') {
-		return out, checkEnd(s)
+		return checkEnd(s)
 	}
+	var r rawKline
 	for {
 		if !s.consume('[') {
-			return nil, errShape
+			return errShape
 		}
-		var r rawKline
+		r = rawKline{}
 		open, err := s.token()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.open = open
 		for field := 1; ; field++ {
 			if more, err := s.next(); err != nil {
-				return nil, err
+				return err
 			} else if !more {
 				if field < 9 {
-					return nil, errShape
+					return errShape
 				}
 				break
 			}
 			switch {
 			case field <= 5:
-				if r.values[field-1], err = s.str(); err != nil {
-					return nil, err
+				if r.values[field-1], r.plain[field-1], err = s.decimal(); err != nil {
+					return err
 				}
 			case field == 8:
 				if r.trades, err = s.token(); err != nil {
-					return nil, err
+					return err
 				}
 			default:
 				if err := s.skip(); err != nil {
-					return nil, err
+					return err
 				}
 			}
 		}
-		out = append(out, r)
+		if err := row(n, &r); err != nil {
+			return err
+		}
 		if more, err := s.next(); err != nil {
-			return nil, err
+			return err
 		} else if !more {
-			return out, checkEnd(s)
+			return checkEnd(s)
 		}
 	}
 }
@@ -178,6 +216,8 @@ func scanKlines(b []byte) ([]rawKline, error) {
 type rawKline struct {
 	open, trades string
 	values       [5]string
+	// plain[i] reports that values[i] is known to be a plain decimal.
+	plain [5]bool
 }
 
 func checkEnd(s *scanner) error {
