@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 )
 
 // ErrAnswerTooLarge is returned by ReadAnswer for an answer over its limit.
@@ -30,4 +31,39 @@ func ReadAnswer(resp *http.Response, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: over %d bytes", ErrAnswerTooLarge, limit)
 	}
 	return b, nil
+}
+
+// ReadAnswerText reads like ReadAnswer, into a string: for the large
+// market-data answers that are scanned as text, whose values are then
+// substrings of it. The string is allocated once at the announced length,
+// else at sizeHint (the caller's estimate), and grown only if that was
+// short; the answer is not copied again to become a string.
+func ReadAnswerText(resp *http.Response, limit int64, sizeHint int) (string, error) {
+	size := int64(sizeHint)
+	if n := resp.ContentLength; n >= 0 {
+		if n > limit {
+			return "", fmt.Errorf("%w: %d bytes announced, over %d", ErrAnswerTooLarge, n, limit)
+		}
+		size = n
+	}
+	var sb strings.Builder
+	sb.Grow(int(min(max(size, 0), limit)))
+	buf := make([]byte, 8<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if int64(sb.Len()+n) > limit {
+			return "", fmt.Errorf("%w: over %d bytes", ErrAnswerTooLarge, limit)
+		}
+		sb.Write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	if resp.ContentLength >= 0 && int64(sb.Len()) != resp.ContentLength {
+		return "", fmt.Errorf("reading %d-byte answer: %w", resp.ContentLength, io.ErrUnexpectedEOF)
+	}
+	return sb.String(), nil
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestReadAnswer(t *testing.T) {
+func TestReadAnswers(t *testing.T) {
 	tests := []struct {
 		name          string
 		body          string
@@ -27,16 +27,24 @@ func TestReadAnswer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := &http.Response{Body: io.NopCloser(strings.NewReader(tt.body)), ContentLength: tt.contentLength}
-			got, err := ReadAnswer(resp, tt.limit)
-			if tt.wantErr != nil {
-				if !errors.Is(err, tt.wantErr) {
-					t.Fatalf("err %v; want %v", err, tt.wantErr)
+			for _, read := range []struct {
+				name string
+				f    func(*http.Response) (string, error)
+			}{
+				{"ReadAnswer", func(r *http.Response) (string, error) { b, err := ReadAnswer(r, tt.limit); return string(b), err }},
+				{"ReadAnswerText", func(r *http.Response) (string, error) { return ReadAnswerText(r, tt.limit, 2) }},
+			} {
+				resp := &http.Response{Body: io.NopCloser(strings.NewReader(tt.body)), ContentLength: tt.contentLength}
+				got, err := read.f(resp)
+				if tt.wantErr != nil {
+					if !errors.Is(err, tt.wantErr) {
+						t.Fatalf("%s: err %v; want %v", read.name, err, tt.wantErr)
+					}
+					continue
 				}
-				return
-			}
-			if err != nil || string(got) != tt.want {
-				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
+				if err != nil || got != tt.want {
+					t.Fatalf("%s: got %q, %v; want %q", read.name, got, err, tt.want)
+				}
 			}
 		})
 	}

@@ -11,7 +11,7 @@ import (
 
 func BenchmarkParseKlines(b *testing.B) {
 	e := newEnv(b)
-	body, err := e.ex.c.do(b.Context(), request{ep: epKlines, params: params{{"symbol", "BTCUSDT"}, {"interval", "1m"}, {"limit", "500"}}})
+	body, err := e.ex.c.doText(b.Context(), request{ep: epKlines, params: params{{"symbol", "BTCUSDT"}, {"interval", "1m"}, {"limit", "500"}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func BenchmarkParseKlines(b *testing.B) {
 
 func BenchmarkParseBook(b *testing.B) {
 	e := newEnv(b)
-	body, err := e.ex.c.do(b.Context(), request{ep: epDepth, params: params{{"symbol", "BTCUSDT"}, {"limit", "1000"}}})
+	body, err := e.ex.c.doText(b.Context(), request{ep: epDepth, params: params{{"symbol", "BTCUSDT"}, {"limit", "1000"}}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -581,7 +581,8 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 	p.add("symbol", mk.symbol)
 	p.add("interval", name)
 	p.add("limit", strconv.Itoa(limit))
-	body, err := e.c.do(ctx, request{ep: epKlines, params: p})
+	// A kline row is about 175 bytes of JSON.
+	body, err := e.c.doText(ctx, request{ep: epKlines, params: p, sizeHint: 180 * limit})
 	if err != nil {
 		return nil, err
 	}
@@ -600,7 +601,7 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 // recomputed as OpenTime + interval - 1 ms (Binance's own value is the
 // same). The answer is scanned directly; encoding/json reads what the
 // scanner does not take (escaped strings).
-func parseKlines(body []byte, iv exgate.Interval) ([]exgate.Kline, error) {
+func parseKlines(body string, iv exgate.Interval) ([]exgate.Kline, error) {
 	var c klineConverter
 	c.step = iv.Duration().Milliseconds() // 0 for 1M, whose length varies
 	c.iv = iv
@@ -608,7 +609,7 @@ func parseKlines(body []byte, iv exgate.Interval) ([]exgate.Kline, error) {
 	if errors.Is(err, errShape) {
 		c = klineConverter{step: c.step, iv: iv}
 		var rows []rawKline
-		if rows, err = decodeKlines(body); err == nil {
+		if rows, err = decodeKlines([]byte(body)); err == nil {
 			for i := range rows {
 				if err = c.add(len(rows), &rows[i]); err != nil {
 					break
@@ -740,7 +741,8 @@ func (e *Exchange) book(ctx context.Context, cred exgate.Credential, mk *market,
 	var p params
 	p.add("symbol", mk.symbol)
 	p.add("limit", strconv.Itoa(depth))
-	body, err := e.c.do(ctx, request{ep: epDepth, params: p, weight: depthWeight(depth)})
+	// A level is about 35 bytes of JSON.
+	body, err := e.c.doText(ctx, request{ep: epDepth, params: p, weight: depthWeight(depth), sizeHint: 64 + 70*depth})
 	if err != nil {
 		return nil, err
 	}
@@ -787,14 +789,14 @@ func (b *orderBook) side(s exgate.Side) bookSide {
 
 // parseBook reads GET /api/v3/depth; bids must be descending and asks
 // ascending, as Binance sends them.
-func parseBook(body []byte) (*orderBook, error) {
+func parseBook(body string) (*orderBook, error) {
 	bids, asks, err := scanBook(body)
 	if err != nil {
 		var raw struct {
 			Bids [][2]string `json:"bids"`
 			Asks [][2]string `json:"asks"`
 		}
-		if err := json.Unmarshal(body, &raw); err != nil {
+		if err := json.Unmarshal([]byte(body), &raw); err != nil {
 			return nil, fmt.Errorf("depth answer: %w", err)
 		}
 		bids, asks = raw.Bids, raw.Asks

@@ -269,7 +269,7 @@ func TestKlines(t *testing.T) {
 			}
 		})
 	}
-	ks, err := parseKlines(readTestdata(t, "klines.json"), exgate.Interval1w)
+	ks, err := parseKlines(string(readTestdata(t, "klines.json")), exgate.Interval1w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestOrderBookDepth(t *testing.T) {
 			t.Errorf("limit %d: %d bids %d asks, want %d", tc.limit, len(b.Bids), len(b.Asks), tc.got)
 		}
 	}
-	book, err := parseBook(readTestdata(t, "depth.json"))
+	book, err := parseBook(string(readTestdata(t, "depth.json")))
 	if err != nil {
 		t.Fatal(err)
 	}

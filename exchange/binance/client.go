@@ -113,6 +113,9 @@ type request struct {
 	cred *exgate.Credential
 	// weight overrides ep.weight when not zero (depth).
 	weight int
+	// sizeHint estimates the answer's size in bytes when Binance does not
+	// announce it (klines and depth, which are read as text).
+	sizeHint int
 }
 
 // apiError is a non-2xx answer: the HTTP status and Binance's code and
@@ -282,6 +285,17 @@ func (c *client) pace(ctx context.Context, r request) error {
 // Reads are retried up to maxReadRetries more times on connection errors
 // and 5xx answers; writes never are. Errors are *exgate.Error.
 func (c *client) do(ctx context.Context, r request) ([]byte, error) {
+	text, err := c.doText(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(text), nil
+}
+
+// doText is do for the answers that are scanned as text (klines and
+// depth): they are read straight into a string, whose substrings the
+// scanner returns, without a copy of the answer.
+func (c *client) doText(ctx context.Context, r request) (string, error) {
 	resynced := false
 	retries := 0
 	for {
@@ -293,18 +307,18 @@ func (c *client) do(ctx context.Context, r request) ([]byte, error) {
 			resynced = true
 			c.log.WarnContext(ctx, "binance timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
 			if serr := c.syncTime(ctx); serr != nil {
-				return nil, c.classify(epTime, serr)
+				return "", c.classify(epTime, serr)
 			}
 			continue
 		}
 		if r.ep.write || retries >= maxReadRetries || !retryable(err) {
-			return nil, c.classify(r.ep, err)
+			return "", c.classify(r.ep, err)
 		}
 		retries++
 		d := c.backoff << (retries - 1)
 		d += rand.N(d/2 + 1) // jitter
 		if werr := c.wait(ctx, d, "retrying a failed read"); werr != nil {
-			return nil, c.classify(r.ep, err)
+			return "", c.classify(r.ep, err)
 		}
 	}
 }
@@ -321,12 +335,12 @@ func retryable(err error) bool {
 }
 
 // once paces, signs and sends the call one time.
-func (c *client) once(ctx context.Context, r request) ([]byte, error) {
+func (c *client) once(ctx context.Context, r request) (string, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, &transportError{err: err}
+		return "", &transportError{err: err}
 	}
 	if err := c.pace(ctx, r); err != nil {
-		return nil, err
+		return "", err
 	}
 	p := r.params
 	if r.ep.signed {
@@ -356,7 +370,7 @@ func (c *client) once(ctx context.Context, r request) ([]byte, error) {
 	trace := &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), r.ep.method, u, strings.NewReader(body))
 	if err != nil {
-		return nil, &transportError{err: err}
+		return "", &transportError{err: err}
 	}
 	if r.ep.method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -366,12 +380,12 @@ func (c *client) once(ctx context.Context, r request) ([]byte, error) {
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, &transportError{err: err, sent: sent.Load() && !isDialError(err)}
+		return "", &transportError{err: err, sent: sent.Load() && !isDialError(err)}
 	}
 	defer resp.Body.Close()
-	data, err := exgate.ReadAnswer(resp, maxBody)
+	data, err := exgate.ReadAnswerText(resp, maxBody, r.sizeHint)
 	if err != nil {
-		return nil, &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}
+		return "", &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}
 	}
 	c.observeWeight(ctx, r, resp.Header)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
@@ -382,15 +396,15 @@ func (c *client) once(ctx context.Context, r request) ([]byte, error) {
 		Code int    `json:"code"`
 		Msg  string `json:"msg"`
 	}
-	if json.Unmarshal(data, &eb) == nil && eb.Code != 0 {
+	if json.Unmarshal([]byte(data), &eb) == nil && eb.Code != 0 {
 		ae.code, ae.msg = eb.Code, eb.Msg
 	} else {
-		ae.msg = strings.TrimSpace(string(data[:min(len(data), 200)]))
+		ae.msg = strings.TrimSpace(data[:min(len(data), 200)])
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusTeapot {
 		c.backOff(ctx, r, ae, resp.Header.Get("Retry-After"))
 	}
-	return nil, ae
+	return "", ae
 }
 
 func joinPairs(a, b string) string {
@@ -497,8 +511,8 @@ func (c *client) syncTime(ctx context.Context) error {
 		var st struct {
 			ServerTime int64 `json:"serverTime"`
 		}
-		if err := json.Unmarshal(body, &st); err != nil || st.ServerTime <= 0 {
-			return nil, fmt.Errorf("binance: bad server time answer %q", truncate(body))
+		if err := json.Unmarshal([]byte(body), &st); err != nil || st.ServerTime <= 0 {
+			return nil, fmt.Errorf("binance: bad server time answer %q", truncate([]byte(body)))
 		}
 		mid := t0.Add(t1.Sub(t0) / 2)
 		c.offset.Store(st.ServerTime - mid.UnixMilli())

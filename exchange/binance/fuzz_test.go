@@ -49,7 +49,7 @@ func FuzzParseOrder(f *testing.F) {
 func FuzzParseKlines(f *testing.F) {
 	seed(f, "klines.json")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ks, err := parseKlines(b, exgate.Interval1h)
+		ks, err := parseKlines(string(b), exgate.Interval1h)
 		if err != nil {
 			return
 		}
@@ -72,7 +72,7 @@ func FuzzParseKlines(f *testing.F) {
 func FuzzParseBook(f *testing.F) {
 	seed(f, "depth.json")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		book, err := parseBook(b)
+		book, err := parseBook(string(b))
 		if err != nil {
 			return
 		}
@@ -194,7 +194,7 @@ func FuzzScanKlines(f *testing.F) {
 	f.Add([]byte(`[[1,"1\u0030","2","0.5","1.5","10",2,"3",4]]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var fast []rawKline
-		err1 := scanKlines(b, func(_ int, r *rawKline) error {
+		err1 := scanKlines(string(b), func(_ int, r *rawKline) error {
 			for i, v := range r.values {
 				if r.plain[i] != exgate.IsPlainDecimal(v) {
 					t.Errorf("scanner says %q plain=%v", v, r.plain[i])
@@ -224,7 +224,7 @@ func FuzzScanBook(f *testing.F) {
 	seed(f, "depth.json")
 	f.Add([]byte(`{"lastUpdateId":1,"bids":[["2","1"],["1","1"]],"asks":[]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		bids, asks, err := scanBook(b)
+		bids, asks, err := scanBook(string(b))
 		if err != nil {
 			return
 		}

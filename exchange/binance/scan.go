@@ -155,8 +155,8 @@ func (s *scanner) next() (more bool, err error) {
 // as it is read, so that no slice of raw rows is built; n estimates the
 // number of rows for the caller's sizing. The rawKline passed to row is
 // reused for the next row.
-func scanKlines(b []byte, row func(n int, r *rawKline) error) error {
-	s := &scanner{b: string(b)}
+func scanKlines(b string, row func(n int, r *rawKline) error) error {
+	s := &scanner{b: b}
 	if !s.consume('[') {
 		return errShape
 	}
@@ -229,8 +229,8 @@ func checkEnd(s *scanner) error {
 
 // scanBook reads a depth answer's bids and asks as [price, quantity]
 // strings; other members are skipped.
-func scanBook(b []byte) (bids, asks [][2]string, err error) {
-	s := &scanner{b: string(b)}
+func scanBook(b string) (bids, asks [][2]string, err error) {
+	s := &scanner{b: b}
 	if !s.consume('{') {
 		return nil, nil, errShape
 	}
