@@ -115,7 +115,10 @@ func parseBody(body []byte) (signedRequest, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return sr, nil
 	}
-	b := make([]byte, 0, len(body))
+	// The canonical string is built in a strings.Builder so that it
+	// becomes sr.raw without a copy.
+	var b strings.Builder
+	b.Grow(len(body))
 	sr.params = make([]param, 0, 8)
 	err := flatJSON(string(body), func(name, value string, isString bool) error {
 		if name == "signature" {
@@ -124,17 +127,17 @@ func parseBody(body []byte) (signedRequest, error) {
 			return nil
 		}
 		if len(sr.params) > 0 {
-			b = append(b, '&')
+			b.WriteByte('&')
 		}
-		b = append(b, name...)
-		b = append(b, '=')
-		b = append(b, value...)
+		b.WriteString(name)
+		b.WriteByte('=')
+		b.WriteString(value)
 		sr.params = append(sr.params, param{name: name, value: value, isString: isString})
 		return nil
 	})
 	if err != nil {
 		return sr, err
 	}
-	sr.raw = string(b)
+	sr.raw = b.String()
 	return sr, nil
 }
