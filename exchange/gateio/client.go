@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/internal/pacing"
 )
 
 // Limiter paces calls to the exchange; localstate.Limiter (in process)
@@ -188,34 +189,6 @@ func budgetKey(r request) (string, limitSpec) {
 	return "gateio/ip/" + r.ep.name, spec
 }
 
-// unavailable is the answer when a budget or a pause does not let a call
-// through in time.
-func unavailable(retryAfter time.Duration, format string, args ...any) *exgate.Error {
-	e := exgate.Errorf(exgate.CodeExchangeUnavailable, format, args...)
-	e.RetryAfter = retryAfter
-	return e
-}
-
-// wait sleeps d if that ends before ctx's deadline (or within maxWait when
-// ctx has none); otherwise it returns EXCHANGE_UNAVAILABLE at once.
-func (c *client) wait(ctx context.Context, d time.Duration, why string) error {
-	if deadline, ok := ctx.Deadline(); ok {
-		if time.Until(deadline) <= d {
-			return unavailable(d, "gateio %s; retry in %s", why, d.Round(time.Millisecond))
-		}
-	} else if d > c.maxWait {
-		return unavailable(d, "gateio %s; retry in %s", why, d.Round(time.Millisecond))
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return unavailable(d, "gateio %s; gave up waiting: %v", why, ctx.Err())
-	case <-t.C:
-		return nil
-	}
-}
-
 // pace takes the call's cost from its budget, waiting when the wait fits,
 // and honours pauses set after 429 answers.
 func (c *client) pace(ctx context.Context, r request) error {
@@ -225,7 +198,7 @@ func (c *client) pace(ctx context.Context, r request) error {
 		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "gateio pacing unavailable", Err: err}
 	}
 	if d := until.Sub(c.now()); d > 0 {
-		if err := c.wait(ctx, d, "asked to back off"); err != nil {
+		if err := pacing.Wait(ctx, d, c.maxWait, "gateio asked to back off"); err != nil {
 			return err
 		}
 	}
@@ -237,7 +210,7 @@ func (c *client) pace(ctx context.Context, r request) error {
 		if ra <= 0 {
 			return nil
 		}
-		if err := c.wait(ctx, ra, "request budget of "+r.ep.name+" in use"); err != nil {
+		if err := pacing.Wait(ctx, ra, c.maxWait, "gateio request budget of "+r.ep.name+" in use"); err != nil {
 			return err
 		}
 	}
@@ -273,7 +246,7 @@ func (c *client) do(ctx context.Context, r request) ([]byte, error) {
 		retries++
 		d := c.backoff << (retries - 1)
 		d += rand.N(d/2 + 1) // jitter
-		if werr := c.wait(ctx, d, "retrying a failed read"); werr != nil {
+		if werr := pacing.Wait(ctx, d, c.maxWait, "gateio retrying a failed read"); werr != nil {
 			return nil, c.classify(r.ep, err)
 		}
 	}

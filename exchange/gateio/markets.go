@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/internal/pacing"
 )
 
 // pair is one of Gate's currency pairs with the rules the adapter checks
@@ -119,7 +120,7 @@ func (m *markets) load(ctx context.Context) (*pairSet, error) {
 	})
 	select {
 	case <-ctx.Done():
-		return nil, unavailable(0, "gateio currency pairs not loaded: %v", ctx.Err())
+		return nil, pacing.Unavailable(0, "gateio currency pairs not loaded: %v", ctx.Err())
 	case res := <-ch:
 		if res.Err != nil {
 			return nil, res.Err

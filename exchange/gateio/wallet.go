@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/internal/pacing"
 )
 
 // Balances returns every spot currency with a non-zero available or
@@ -457,7 +458,7 @@ func (cc *chainCache) get(ctx context.Context, asset string) ([]chainJSON, error
 	})
 	select {
 	case <-ctx.Done():
-		return nil, unavailable(0, "gateio chains of %s not loaded: %v", asset, ctx.Err())
+		return nil, pacing.Unavailable(0, "gateio chains of %s not loaded: %v", asset, ctx.Err())
 	case res := <-ch:
 		if res.Err != nil {
 			if ent != nil {
