@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/exgate/exgate/exchange/kraken"
 	"github.com/exgate/exgate/internal/secretbox"
 	"github.com/exgate/exgate/postgres"
 	"github.com/exgate/exgate/sqlite"
@@ -37,6 +38,10 @@ type config struct {
 	requestTimeout   time.Duration
 	marketDataMaxAge time.Duration
 	logFormat        string
+	krakenTier       string
+	// envErrs are the environment variables whose values could not be
+	// read; validate reports them rather than running on a default.
+	envErrs []error
 }
 
 // newFlagSet returns a flag set for cmd with the storage flags every
@@ -51,6 +56,28 @@ func newFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		}
 		return def
 	}
+	// parsed reads a typed variable; a value that does not parse is an
+	// error (reported by validate), never a silent default.
+	parsed := func(name string, err error) {
+		if err != nil {
+			c.envErrs = append(c.envErrs, fmt.Errorf("%s=%q: %w", name, getenv(name), err))
+		}
+	}
+	envBool := func(name string, def bool) bool {
+		v, err := strconv.ParseBool(env(name, strconv.FormatBool(def)))
+		parsed(name, err)
+		return v
+	}
+	envInt := func(name string, def int) int {
+		v, err := strconv.Atoi(env(name, strconv.Itoa(def)))
+		parsed(name, err)
+		return v
+	}
+	envDuration := func(name string, def time.Duration) time.Duration {
+		v, err := time.ParseDuration(env(name, def.String()))
+		parsed(name, err)
+		return v
+	}
 	fs.StringVar(&c.dataDir, "data-dir", env("EXGATE_DATA_DIR", "./exgate-data"), "directory of the embedded store and master key (env EXGATE_DATA_DIR)")
 	fs.StringVar(&c.databaseURL, "database-url", env("EXGATE_DATABASE_URL", ""), "postgres://… to use PostgreSQL instead of SQLite (env EXGATE_DATABASE_URL)")
 	if server {
@@ -59,26 +86,21 @@ func newFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		fs.StringVar(&c.binanceURL, "binance-url", env("EXGATE_BINANCE_URL", "https://api.binance.com"), "Binance REST base URL (env EXGATE_BINANCE_URL)")
 		fs.StringVar(&c.krakenURL, "kraken-url", env("EXGATE_KRAKEN_URL", "https://api.kraken.com"), "Kraken REST base URL (env EXGATE_KRAKEN_URL)")
 		fs.StringVar(&c.gateioURL, "gateio-url", env("EXGATE_GATEIO_URL", "https://api.gateio.ws"), "Gate.io REST base URL (env EXGATE_GATEIO_URL)")
-		reqTS, _ := strconv.ParseBool(env("EXGATE_REQUIRE_TIMESTAMP", "false"))
-		fs.BoolVar(&c.requireTimestamp, "require-timestamp", reqTS, "refuse signed requests without a timestamp parameter (env EXGATE_REQUIRE_TIMESTAMP)")
-		rate, _ := strconv.Atoi(env("EXGATE_CLIENT_RATE_LIMIT", "50"))
-		fs.IntVar(&c.clientRate, "client-rate-limit", rate, "requests per second allowed to each client key, 0 for none (env EXGATE_CLIENT_RATE_LIMIT)")
-		burst, _ := strconv.Atoi(env("EXGATE_CLIENT_BURST", "100"))
-		fs.IntVar(&c.clientBurst, "client-burst", burst, "burst allowed to each client key (env EXGATE_CLIENT_BURST)")
+		fs.BoolVar(&c.requireTimestamp, "require-timestamp", envBool("EXGATE_REQUIRE_TIMESTAMP", false), "refuse signed requests without a timestamp parameter (env EXGATE_REQUIRE_TIMESTAMP)")
+		fs.IntVar(&c.clientRate, "client-rate-limit", envInt("EXGATE_CLIENT_RATE_LIMIT", 50), "requests per second allowed to each client key, 0 for none (env EXGATE_CLIENT_RATE_LIMIT)")
+		fs.IntVar(&c.clientBurst, "client-burst", envInt("EXGATE_CLIENT_BURST", 100), "burst allowed to each client key (env EXGATE_CLIENT_BURST)")
 		fs.StringVar(&c.pprofAddr, "pprof-addr", env("EXGATE_PPROF_ADDR", ""), "serve net/http/pprof on this address; off when empty (env EXGATE_PPROF_ADDR)")
-		reqTimeout, _ := time.ParseDuration(env("EXGATE_REQUEST_TIMEOUT", "10s"))
-		fs.DurationVar(&c.requestTimeout, "request-timeout", reqTimeout, "deadline of a request's exchange work; pacing that would wait longer answers 503 (env EXGATE_REQUEST_TIMEOUT)")
-		coalesceOn, _ := strconv.ParseBool(env("EXGATE_MARKET_DATA_COALESCING", "true"))
-		fs.BoolVar(&c.coalesce, "market-data-coalescing", coalesceOn, "identical concurrent klines and order-book requests share one exchange call (env EXGATE_MARKET_DATA_COALESCING)")
-		maxAge, _ := time.ParseDuration(env("EXGATE_MARKET_DATA_MAX_AGE", "0s"))
-		fs.DurationVar(&c.marketDataMaxAge, "market-data-max-age", maxAge, "reuse a klines or order-book answer for this long; 0 shares only overlapping calls (env EXGATE_MARKET_DATA_MAX_AGE)")
+		fs.DurationVar(&c.requestTimeout, "request-timeout", envDuration("EXGATE_REQUEST_TIMEOUT", 10*time.Second), "deadline of a request's exchange work; pacing that would wait longer answers 503 (env EXGATE_REQUEST_TIMEOUT)")
+		fs.BoolVar(&c.coalesce, "market-data-coalescing", envBool("EXGATE_MARKET_DATA_COALESCING", true), "identical concurrent klines and order-book requests share one exchange call (env EXGATE_MARKET_DATA_COALESCING)")
+		fs.DurationVar(&c.marketDataMaxAge, "market-data-max-age", envDuration("EXGATE_MARKET_DATA_MAX_AGE", 0), "reuse a klines or order-book answer for this long; 0 shares only overlapping calls (env EXGATE_MARKET_DATA_MAX_AGE)")
+		fs.StringVar(&c.krakenTier, "kraken-tier", env("EXGATE_KRAKEN_TIER", string(kraken.TierStarter)), "the Kraken account's verification tier, which sets the call counter exgate paces for: starter, intermediate or pro (env EXGATE_KRAKEN_TIER)")
 		fs.StringVar(&c.logFormat, "log-format", env("EXGATE_LOG_FORMAT", "text"), "log format: text or json (env EXGATE_LOG_FORMAT)")
 	}
 	return fs, c
 }
 
 func (c *config) validate() error {
-	var errs []error
+	errs := append([]error(nil), c.envErrs...)
 	if c.databaseURL != "" && !isPostgresURL(c.databaseURL) {
 		errs = append(errs, fmt.Errorf("--database-url must be a postgres:// or postgresql:// URL"))
 	}
@@ -92,6 +114,14 @@ func (c *config) validate() error {
 	}
 	if c.clientRate < 0 || c.clientBurst < 0 {
 		errs = append(errs, errors.New("--client-rate-limit and --client-burst must not be negative"))
+	}
+	switch kraken.Tier(c.krakenTier) {
+	case "", kraken.TierStarter, kraken.TierIntermediate, kraken.TierPro:
+	default:
+		errs = append(errs, fmt.Errorf("--kraken-tier must be starter, intermediate or pro, not %q", c.krakenTier))
+	}
+	if c.requestTimeout < 0 || c.marketDataMaxAge < 0 {
+		errs = append(errs, errors.New("--request-timeout and --market-data-max-age must not be negative"))
 	}
 	if c.logFormat != "" && c.logFormat != "text" && c.logFormat != "json" {
 		errs = append(errs, errors.New("--log-format must be text or json"))

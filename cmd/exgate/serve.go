@@ -193,7 +193,7 @@ func buildGateway(cfg *config, st appStore, state *sharedState, log *slog.Logger
 			BaseURL: cfg.binanceURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Logger: log.With("exchange", "binance"),
 		}),
 		exgate.ExchangeKraken: kraken.New(kraken.Options{
-			BaseURL: cfg.krakenURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Nonces: state.nonces, KeyLocks: state.keyLocks, Logger: log.With("exchange", "kraken"),
+			BaseURL: cfg.krakenURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Nonces: state.nonces, KeyLocks: state.keyLocks, Tier: kraken.Tier(cfg.krakenTier), Logger: log.With("exchange", "kraken"),
 		}),
 		exgate.ExchangeGateio: gateio.New(gateio.Options{
 			BaseURL: cfg.gateioURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Logger: log.With("exchange", "gateio"),

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeConfig: settings come from the flag, else the environment,
+// else the default; a value that cannot be read is an error naming it,
+// never a silent default (EXGATE_CLIENT_RATE_LIMIT=fifty must not turn the
+// client rate limit off).
+func TestServeConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		check   func(c *config) bool
+		wantErr string
+	}{
+		{"defaults", nil, nil, func(c *config) bool {
+			return c.clientRate == 50 && c.coalesce && c.requestTimeout == 10*time.Second && c.krakenTier == "starter" && c.marketDataMaxAge == 0
+		}, ""},
+		{"environment", map[string]string{"EXGATE_CLIENT_RATE_LIMIT": "7", "EXGATE_MARKET_DATA_COALESCING": "false", "EXGATE_KRAKEN_TIER": "pro", "EXGATE_MARKET_DATA_MAX_AGE": "250ms"}, nil,
+			func(c *config) bool {
+				return c.clientRate == 7 && !c.coalesce && c.krakenTier == "pro" && c.marketDataMaxAge == 250*time.Millisecond
+			}, ""},
+		{"flag over environment", map[string]string{"EXGATE_CLIENT_RATE_LIMIT": "7"}, []string{"--client-rate-limit", "9"},
+			func(c *config) bool { return c.clientRate == 9 }, ""},
+		{"bad integer", map[string]string{"EXGATE_CLIENT_RATE_LIMIT": "fifty"}, nil, nil, `EXGATE_CLIENT_RATE_LIMIT="fifty"`},
+		{"bad boolean", map[string]string{"EXGATE_REQUIRE_TIMESTAMP": "yes please"}, nil, nil, "EXGATE_REQUIRE_TIMESTAMP"},
+		{"bad duration", map[string]string{"EXGATE_REQUEST_TIMEOUT": "10"}, nil, nil, "EXGATE_REQUEST_TIMEOUT"},
+		{"bad environment is an error even when a flag overrides it", map[string]string{"EXGATE_CLIENT_BURST": "x"}, []string{"--client-burst", "5"}, nil, "EXGATE_CLIENT_BURST"},
+		{"unknown Kraken tier", nil, []string{"--kraken-tier", "gold"}, nil, "--kraken-tier"},
+		{"negative timeout", nil, []string{"--request-timeout", "-1s"}, nil, "--request-timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(name string) string { return tt.env[name] }
+			fs, c := newFlagSet("serve", getenv, io.Discard, true)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			err := c.validate()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("validate = %v; want an error naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("validate = %v", err)
+			}
+			if !tt.check(c) {
+				t.Fatalf("config %+v", c)
+			}
+		})
+	}
+}
