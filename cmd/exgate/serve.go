@@ -39,6 +39,9 @@ type sharedState struct {
 	// keyLocks serializes the calls on one Kraken API key across
 	// instances; nil in process, where the adapter does it itself.
 	keyLocks kraken.KeyLocks
+	// metadata shares Binance's exchangeInfo between instances; nil in
+	// process, where the adapter keeps its own.
+	metadata binance.MetadataCache
 	replay   interface {
 		FirstUse(ctx context.Context, key string, expiry time.Time) (bool, error)
 	}
@@ -65,6 +68,7 @@ func openState(ctx context.Context, c *config) (*sharedState, error) {
 		limiter:  redis.NewLimiter(rc, prefix),
 		nonces:   redis.NewNonces(rc, prefix),
 		keyLocks: redis.NewLocks(rc, prefix),
+		metadata: redis.NewCache(rc, prefix),
 		replay:   redis.NewReplayGuard(rc, prefix),
 		ping:     rc.Ping,
 		close:    rc.Close,
@@ -190,7 +194,7 @@ func buildGateway(cfg *config, st appStore, state *sharedState, log *slog.Logger
 	adapters := map[string]exgate.Exchange{
 		exgate.ExchangeSim: sim.New(sim.Options{Ledger: st}),
 		exgate.ExchangeBinance: binance.New(binance.Options{
-			BaseURL: cfg.binanceURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Logger: log.With("exchange", "binance"),
+			BaseURL: cfg.binanceURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, MetadataCache: state.metadata, Logger: log.With("exchange", "binance"),
 		}),
 		exgate.ExchangeKraken: kraken.New(kraken.Options{
 			BaseURL: cfg.krakenURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Nonces: state.nonces, KeyLocks: state.keyLocks, Tier: kraken.Tier(cfg.krakenTier), Logger: log.With("exchange", "kraken"),

@@ -51,6 +51,11 @@ type Options struct {
 	// minutes.
 	MarketsTTL time.Duration
 	CoinsTTL   time.Duration
+	// MetadataCache, when set, shares the exchangeInfo answer between the
+	// instances that use it (the redis package's Cache), so that one fetch
+	// per MarketsTTL serves them all: exchangeInfo costs 20 of the IP's
+	// request weight. Without it each process fetches its own.
+	MetadataCache MetadataCache
 	// MaxWait is the longest the adapter waits for its request budget
 	// when the ctx has no deadline; default 10 s.
 	MaxWait time.Duration
@@ -116,7 +121,7 @@ func New(opts Options) *Exchange {
 	return &Exchange{
 		c:       c,
 		log:     opts.Logger,
-		markets: &markets{c: c, ttl: opts.MarketsTTL},
+		markets: &markets{c: c, ttl: opts.MarketsTTL, cache: opts.MetadataCache, cacheKey: "binance:exchangeInfo:" + opts.BaseURL},
 		coins:   &coins{c: c, ttl: opts.CoinsTTL},
 	}
 }

@@ -1,9 +1,12 @@
 package binance
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -47,10 +50,15 @@ type marketSet struct {
 // markets caches exchangeInfo for all requests: loaded on first use,
 // refreshed in the background once older than ttl, one fetch at a time.
 type markets struct {
-	c     *client
-	ttl   time.Duration
-	cur   atomic.Pointer[marketSet]
-	group singleflight.Group
+	c   *client
+	ttl time.Duration
+	// cache, when not nil, holds the last exchangeInfo answer for other
+	// instances under cacheKey (which names the base URL: the testnet's
+	// markets are not the exchange's).
+	cache    MetadataCache
+	cacheKey string
+	cur      atomic.Pointer[marketSet]
+	group    singleflight.Group
 	// nextTry (unix ms) spaces background refreshes, so that a failing
 	// exchangeInfo is not asked again by every request.
 	nextTry atomic.Int64
@@ -92,6 +100,11 @@ func (m *markets) load(ctx context.Context, seen *marketSet) (*marketSet, error)
 		}
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
+		if set := m.fromCache(fctx, seen); set != nil {
+			m.c.limits.Store(&set.limits)
+			m.cur.Store(set)
+			return set, nil
+		}
 		body, err := m.c.do(fctx, request{ep: epExchangeInfo, params: params{{"permissions", "SPOT"}}})
 		if err != nil {
 			m.c.log.ErrorContext(fctx, "binance exchangeInfo load failed", "err", err)
@@ -105,6 +118,7 @@ func (m *markets) load(ctx context.Context, seen *marketSet) (*marketSet, error)
 		set.fetched = m.c.now()
 		m.c.limits.Store(&set.limits)
 		m.cur.Store(set)
+		m.toCache(fctx, set.fetched, body)
 		return set, nil
 	})
 	select {
@@ -115,6 +129,65 @@ func (m *markets) load(ctx context.Context, seen *marketSet) (*marketSet, error)
 			return nil, res.Err
 		}
 		return res.Val.(*marketSet), nil
+	}
+}
+
+// MetadataCache holds byte values for a time, shared by instances; the
+// redis package's Cache implements it.
+type MetadataCache interface {
+	// Get returns key's value, or an error (wrapping exgate.ErrNotFound
+	// when there is none).
+	Get(ctx context.Context, key string) ([]byte, error)
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+}
+
+// fromCache returns the markets another instance fetched, if the cache
+// holds an answer newer than seen's and younger than the ttl; nil
+// otherwise. The cache is only a saving: when it fails, exchangeInfo is
+// fetched.
+func (m *markets) fromCache(ctx context.Context, seen *marketSet) *marketSet {
+	if m.cache == nil {
+		return nil
+	}
+	v, err := m.cache.Get(ctx, m.cacheKey)
+	if err != nil {
+		if !errors.Is(err, exgate.ErrNotFound) {
+			m.c.log.WarnContext(ctx, "binance exchangeInfo cache unavailable; fetching", "err", err)
+		}
+		return nil
+	}
+	// The value is the fetch time in Unix milliseconds, a newline, and
+	// the answer as Binance sent it.
+	stamp, body, ok := bytes.Cut(v, []byte{'\n'})
+	ms, err := strconv.ParseInt(string(stamp), 10, 64)
+	if !ok || err != nil {
+		m.c.log.WarnContext(ctx, "binance exchangeInfo cache entry unreadable; fetching")
+		return nil
+	}
+	fetched := time.UnixMilli(ms)
+	if m.c.now().Sub(fetched) > m.ttl || (seen != nil && !fetched.After(seen.fetched)) {
+		return nil
+	}
+	set, err := parseExchangeInfo(body)
+	if err != nil {
+		m.c.log.WarnContext(ctx, "binance exchangeInfo cache entry unreadable; fetching", "err", err)
+		return nil
+	}
+	set.fetched = fetched
+	return set
+}
+
+// toCache shares an answer just fetched with the other instances.
+func (m *markets) toCache(ctx context.Context, fetched time.Time, body []byte) {
+	if m.cache == nil {
+		return
+	}
+	v := make([]byte, 0, len(body)+20)
+	v = strconv.AppendInt(v, fetched.UnixMilli(), 10)
+	v = append(v, '\n')
+	v = append(v, body...)
+	if err := m.cache.Set(ctx, m.cacheKey, v, m.ttl); err != nil {
+		m.c.log.WarnContext(ctx, "binance exchangeInfo not shared through the cache", "err", err)
 	}
 }
 
