@@ -106,6 +106,39 @@ func TestRedisLost(t *testing.T) {
 		t.Fatalf("balance with Redis up: %v", err)
 	}
 
+	outage(t, inst, proxy, c, "Redis")
+}
+
+// TestDatabaseLost: the same when PostgreSQL goes away: /readyz 503,
+// requests 503 EXCHANGE_UNAVAILABLE (the keys cannot be read), and
+// recovery without a restart.
+func TestDatabaseLost(t *testing.T) {
+	d := newDeployment(t)
+	u, err := url.Parse(d.databaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCuttableProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	// The instance reaches PostgreSQL through the proxy; the admin
+	// commands, directly.
+	d.extra = append(d.extra, "EXGATE_DATABASE_URL="+u.String())
+
+	inst := d.startN(1)[0]
+	key := d.createKey("database-lost")
+	d.addExchangeKey(key.APIKey, "paper", "sim", "--permissions", "read,trade")
+	c := inst.client(key, "paper")
+	if _, err := c.AccountBalance(t.Context()); err != nil {
+		t.Fatalf("balance with PostgreSQL up: %v", err)
+	}
+	outage(t, inst, proxy, c, "PostgreSQL")
+}
+
+// outage cuts proxy and checks that inst turns unready and refuses c's
+// requests with 503 EXCHANGE_UNAVAILABLE, then restores it and checks that
+// inst recovers.
+func outage(t *testing.T, inst *instance, proxy *cuttableProxy, c *client.Client, what string) {
+	t.Helper()
 	hc := &http.Client{Timeout: time.Second}
 	waitReady := func(want int) {
 		t.Helper()
@@ -124,15 +157,18 @@ func TestRedisLost(t *testing.T) {
 
 	proxy.setCut(true)
 	waitReady(http.StatusServiceUnavailable)
-	_, err = c.AccountBalance(t.Context())
+	// Past the gateway's 500 ms key cache, so that the keys are read
+	// again: a process's cache has no clock the test can move.
+	time.Sleep(600 * time.Millisecond)
+	_, err := c.AccountBalance(t.Context())
 	ce, ok := errors.AsType[*client.Error](err)
 	if !ok || ce.Status != http.StatusServiceUnavailable || ce.Code != string(exgate.CodeExchangeUnavailable) || ce.RetryAfter <= 0 {
-		t.Fatalf("balance with Redis down: %v; want 503 EXCHANGE_UNAVAILABLE with Retry-After", err)
+		t.Fatalf("balance with %s down: %v; want 503 EXCHANGE_UNAVAILABLE with Retry-After", what, err)
 	}
 
 	proxy.setCut(false)
 	waitReady(http.StatusOK)
 	if _, err := c.AccountBalance(t.Context()); err != nil {
-		t.Fatalf("balance after Redis came back: %v", err)
+		t.Fatalf("balance after %s came back: %v", what, err)
 	}
 }
