@@ -13,7 +13,9 @@ import (
 // brokenCache is a MetadataCache whose backend is down.
 type brokenCache struct{}
 
-func (brokenCache) Get(context.Context, string) ([]byte, error) { return nil, errors.New("connection refused") }
+func (brokenCache) Get(context.Context, string) ([]byte, error) {
+	return nil, errors.New("connection refused")
+}
 func (brokenCache) Set(context.Context, string, []byte, time.Duration) error {
 	return errors.New("connection refused")
 }
