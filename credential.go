@@ -51,6 +51,16 @@ func ParsePermissions(s string) ([]Permission, error) {
 	return out, nil
 }
 
+// FormatPermissions writes ps as the comma-separated list
+// ParsePermissions reads, as the stores keep it.
+func FormatPermissions(ps []Permission) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = string(p)
+	}
+	return strings.Join(parts, ",")
+}
+
 // ClientKey is a gateway client's key pair. Secret is the HMAC key the
 // client signs with; it is stored encrypted and shown only at creation.
 type ClientKey struct {

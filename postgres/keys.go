@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -164,7 +163,7 @@ func (s *Store) AddCredential(ctx context.Context, c exgate.Credential) (exgate.
 		err = tx.QueryRow(ctx, `INSERT INTO credentials
 			(client_api_key, name, exchange, exchange_key, secret, passphrase, permissions, created_at)
 			VALUES ($1, $2, $3, $4, ''::bytea, ''::bytea, $5, $6) ON CONFLICT DO NOTHING RETURNING id`,
-			c.ClientAPIKey, c.Name, c.Exchange, c.Key, joinPermissions(c.Permissions), unixNano(c.CreatedAt),
+			c.ClientAPIKey, c.Name, c.Exchange, c.Key, exgate.FormatPermissions(c.Permissions), unixNano(c.CreatedAt),
 		).Scan(&c.ID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return exgate.ErrConflict
@@ -212,7 +211,9 @@ func (s *Store) Credential(ctx context.Context, apiKey, name string) (exgate.Cre
 		return exgate.Credential{}, fmt.Errorf("postgres: credential %q: passphrase: %w", name, err)
 	}
 	c.Passphrase = string(plain)
-	c.Permissions = splitPermissions(perms)
+	if c.Permissions, err = exgate.ParsePermissions(perms); err != nil {
+		return exgate.Credential{}, fmt.Errorf("postgres: credential %q: stored permissions: %w", name, err)
+	}
 	c.CreatedAt = fromUnixNano(created)
 	return c, nil
 }
@@ -236,7 +237,9 @@ func (s *Store) ListCredentials(ctx context.Context, apiKey string) ([]exgate.Cr
 		if err := rows.Scan(&c.ID, &c.Name, &c.Exchange, &c.Key, &perms, &created); err != nil {
 			return nil, fmt.Errorf("postgres: list credentials: %w", err)
 		}
-		c.Permissions = splitPermissions(perms)
+		if c.Permissions, err = exgate.ParsePermissions(perms); err != nil {
+			return nil, fmt.Errorf("postgres: list credentials: %q: stored permissions: %w", c.Name, err)
+		}
 		c.CreatedAt = fromUnixNano(created)
 		out = append(out, c)
 	}
@@ -262,25 +265,4 @@ func (s *Store) RemoveCredential(ctx context.Context, apiKey, name string) error
 		return fmt.Errorf("postgres: remove credential %q: %w", name, err)
 	}
 	return nil
-}
-
-// joinPermissions writes permissions as a comma-separated list.
-func joinPermissions(ps []exgate.Permission) string {
-	parts := make([]string, len(ps))
-	for i, p := range ps {
-		parts[i] = string(p)
-	}
-	return strings.Join(parts, ",")
-}
-
-// splitPermissions reads a list written by joinPermissions.
-func splitPermissions(s string) []exgate.Permission {
-	if s == "" {
-		return nil
-	}
-	var out []exgate.Permission
-	for p := range strings.SplitSeq(s, ",") {
-		out = append(out, exgate.Permission(p))
-	}
-	return out
 }

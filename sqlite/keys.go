@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/internal/secretbox"
@@ -162,7 +161,7 @@ func (s *Store) AddCredential(ctx context.Context, c exgate.Credential) (exgate.
 		err = tx.QueryRowContext(ctx, `INSERT INTO credentials
 			(client_api_key, name, exchange, exchange_key, secret, passphrase, permissions, created_at)
 			VALUES (?, ?, ?, ?, x'', x'', ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-			c.ClientAPIKey, c.Name, c.Exchange, c.Key, joinPermissions(c.Permissions), unixNano(c.CreatedAt),
+			c.ClientAPIKey, c.Name, c.Exchange, c.Key, exgate.FormatPermissions(c.Permissions), unixNano(c.CreatedAt),
 		).Scan(&c.ID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return exgate.ErrConflict
@@ -210,7 +209,9 @@ func (s *Store) Credential(ctx context.Context, apiKey, name string) (exgate.Cre
 		return exgate.Credential{}, fmt.Errorf("sqlite: credential %q: passphrase: %w", name, err)
 	}
 	c.Passphrase = string(plain)
-	c.Permissions = splitPermissions(perms)
+	if c.Permissions, err = exgate.ParsePermissions(perms); err != nil {
+		return exgate.Credential{}, fmt.Errorf("sqlite: credential %q: stored permissions: %w", name, err)
+	}
 	c.CreatedAt = fromUnixNano(created)
 	return c, nil
 }
@@ -234,7 +235,9 @@ func (s *Store) ListCredentials(ctx context.Context, apiKey string) ([]exgate.Cr
 		if err := rows.Scan(&c.ID, &c.Name, &c.Exchange, &c.Key, &perms, &created); err != nil {
 			return nil, fmt.Errorf("sqlite: list credentials: %w", err)
 		}
-		c.Permissions = splitPermissions(perms)
+		if c.Permissions, err = exgate.ParsePermissions(perms); err != nil {
+			return nil, fmt.Errorf("sqlite: list credentials: %q: stored permissions: %w", c.Name, err)
+		}
 		c.CreatedAt = fromUnixNano(created)
 		out = append(out, c)
 	}
@@ -260,27 +263,6 @@ func (s *Store) RemoveCredential(ctx context.Context, apiKey, name string) error
 		return fmt.Errorf("sqlite: remove credential %q: %w", name, err)
 	}
 	return nil
-}
-
-// joinPermissions writes permissions as a comma-separated list.
-func joinPermissions(ps []exgate.Permission) string {
-	parts := make([]string, len(ps))
-	for i, p := range ps {
-		parts[i] = string(p)
-	}
-	return strings.Join(parts, ",")
-}
-
-// splitPermissions reads a list written by joinPermissions.
-func splitPermissions(s string) []exgate.Permission {
-	if s == "" {
-		return nil
-	}
-	var out []exgate.Permission
-	for p := range strings.SplitSeq(s, ",") {
-		out = append(out, exgate.Permission(p))
-	}
-	return out
 }
 
 // conflictUnlessOne turns an INSERT ... ON CONFLICT DO NOTHING that
