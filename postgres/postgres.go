@@ -14,15 +14,11 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/internal/migration"
 	"github.com/exgate/exgate/internal/secretbox"
 )
 
@@ -101,48 +98,11 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 
-// migration is one embedded schema change.
-type migration struct {
-	version int64
-	name    string
-	sql     string
-}
-
-// loadMigrations reads the embedded migrations, named NNNN_name.sql, in
-// version order.
-func loadMigrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
-		prefix, _, ok := strings.Cut(base, "_")
-		version, err := strconv.ParseInt(prefix, 10, 64)
-		if !ok || err != nil || version <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive version and _", base)
-		}
-		b, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: version, name: base, sql: string(b)})
-	}
-	slices.SortFunc(out, func(a, b migration) int { return cmp.Compare(a.version, b.version) })
-	for i := 1; i < len(out); i++ {
-		if out[i].version == out[i-1].version {
-			return nil, fmt.Errorf("migrations %s and %s share a version", out[i-1].name, out[i].name)
-		}
-	}
-	return out, nil
-}
-
 // migrate applies the pending migrations in one transaction holding a
 // transaction-level advisory lock: instances starting together take turns,
 // and the later ones find the migrations applied.
 func (s *Store) migrate(ctx context.Context) error {
-	migrations, err := loadMigrations()
+	migrations, err := migration.Load(migrationFiles, "migrations")
 	if err != nil {
 		return err
 	}
@@ -166,16 +126,16 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("read schema_migrations: %w", err)
 		}
 		for _, m := range migrations {
-			if slices.Contains(versions, m.version) {
+			if slices.Contains(versions, m.Version) {
 				continue
 			}
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
 			if _, err := tx.Exec(ctx,
 				`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
-				m.version, m.name, s.now().UnixNano()); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
+				m.Version, m.Name, s.now().UnixNano()); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
 		}
 		return nil

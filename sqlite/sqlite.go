@@ -14,22 +14,21 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/exgate/exgate/internal/migration"
 	"github.com/exgate/exgate/internal/secretbox"
 )
 
@@ -87,7 +86,7 @@ func Open(ctx context.Context, path string, masterKey []byte) (*Store, error) {
 	write.SetConnMaxIdleTime(0)
 
 	s := &Store{write: write, box: box}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrateWhenFree(ctx); err != nil {
 		_ = write.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -148,48 +147,39 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
-// migration is one embedded schema change.
-type migration struct {
-	version int64
-	name    string
-	sql     string
+// migrateWhenFree runs migrate, trying again for up to busyTimeout while
+// the file is busy. Processes that open a new file at the same moment
+// (serve and an admin command) race to switch it to WAL mode, and SQLite
+// answers that race with SQLITE_BUSY at once, without its busy handler.
+func (s *Store) migrateWhenFree(ctx context.Context) error {
+	deadline := time.Now().Add(busyTimeout)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := s.migrate(ctx)
+		if !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
 }
 
-// loadMigrations reads the embedded migrations, named NNNN_name.sql, in
-// version order.
-func loadMigrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
-		prefix, _, ok := strings.Cut(base, "_")
-		version, err := strconv.ParseInt(prefix, 10, 64)
-		if !ok || err != nil || version <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive version and _", base)
-		}
-		b, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: version, name: base, sql: string(b)})
-	}
-	slices.SortFunc(out, func(a, b migration) int { return cmp.Compare(a.version, b.version) })
-	for i := 1; i < len(out); i++ {
-		if out[i].version == out[i-1].version {
-			return nil, fmt.Errorf("migrations %s and %s share a version", out[i-1].name, out[i].name)
-		}
-	}
-	return out, nil
+// isBusy reports whether err is SQLite's SQLITE_BUSY (in any of its
+// extended forms).
+func isBusy(err error) bool {
+	e, ok := errors.AsType[*sqlite.Error](err)
+	return ok && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // migrate applies the pending migrations in one write transaction, which
 // holds SQLite's write lock: a second process opening the file at the same
 // time waits and then finds them applied.
 func (s *Store) migrate(ctx context.Context) error {
-	migrations, err := loadMigrations()
+	migrations, err := migration.Load(migrationFiles, "migrations")
 	if err != nil {
 		return err
 	}
@@ -218,16 +208,16 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("read schema_migrations: %w", err)
 		}
 		for _, m := range migrations {
-			if applied[m.version] {
+			if applied[m.Version] {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
+			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
 			if _, err := tx.ExecContext(ctx,
 				`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.version, m.name, s.now().UnixNano()); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
+				m.Version, m.Name, s.now().UnixNano()); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
 		}
 		return nil
