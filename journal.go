@@ -2,6 +2,7 @@ package exgate
 
 import (
 	"crypto/rand"
+	"errors"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -81,10 +82,25 @@ func NewID(prefix byte) string {
 	return string(out)
 }
 
-// BalanceChange moves Delta (signed) of Asset in a paper account.
+// BalanceChange moves Delta (signed) of Asset in a paper account. The
+// stores keep a list of them as JSON, the delta as exact decimal text:
+// [{"asset":"BTC","delta":"-0.5"}].
 type BalanceChange struct {
-	Asset string
-	Delta decimal.Decimal
+	Asset string          `json:"asset"`
+	Delta decimal.Decimal `json:"delta"`
+}
+
+// SumBalanceChanges adds up the changes of each asset. A change without
+// an asset is an error.
+func SumBalanceChanges(changes []BalanceChange) (map[string]decimal.Decimal, error) {
+	out := make(map[string]decimal.Decimal, len(changes))
+	for _, c := range changes {
+		if c.Asset == "" {
+			return nil, errors.New("balance change without an asset")
+		}
+		out[c.Asset] = out[c.Asset].Add(c.Delta)
+	}
+	return out, nil
 }
 
 // SimOperation is one balance-moving operation of the simulated exchange

@@ -17,7 +17,7 @@ import (
 // changes nothing. Returns an error wrapping exgate.ErrNotFound when the
 // credential does not exist.
 func (s *Store) EnsureSimAccount(ctx context.Context, credentialID int64, initial []exgate.BalanceChange) error {
-	start, err := sumChanges(initial)
+	start, err := exgate.SumBalanceChanges(initial)
 	if err != nil {
 		return fmt.Errorf("sqlite: ensure sim account %d: %w", credentialID, err)
 	}
@@ -114,11 +114,11 @@ func (s *Store) ApplySimOperation(ctx context.Context, credentialID int64, op ex
 	if op.ID == "" {
 		return errors.New("sqlite: apply sim operation: empty id")
 	}
-	delta, err := sumChanges(op.Changes)
+	delta, err := exgate.SumBalanceChanges(op.Changes)
 	if err != nil {
 		return fmt.Errorf("sqlite: apply sim operation %s: %w", op.ID, err)
 	}
-	changes, err := encodeChanges(op.Changes)
+	changes, err := json.Marshal(op.Changes)
 	if err != nil {
 		return fmt.Errorf("sqlite: apply sim operation %s: %w", op.ID, err)
 	}
@@ -136,7 +136,7 @@ func (s *Store) ApplySimOperation(ctx context.Context, credentialID int64, op ex
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO sim_operations (credential_id, id, kind, changes, record, created_at)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			credentialID, op.ID, string(op.Kind), changes, nilIfEmpty(op.Record), unixNano(op.CreatedAt))
+			credentialID, op.ID, string(op.Kind), string(changes), nilIfEmpty(op.Record), unixNano(op.CreatedAt))
 		if err != nil {
 			return err
 		}
@@ -197,57 +197,13 @@ func (s *Store) SimOperation(ctx context.Context, credentialID int64, id string)
 		return exgate.SimOperation{}, fmt.Errorf("sqlite: sim operation %s: %w", id, err)
 	}
 	op.Kind = exgate.IntentKind(kind)
-	if op.Changes, err = decodeChanges(changes); err != nil {
-		return exgate.SimOperation{}, fmt.Errorf("sqlite: sim operation %s: %w", id, err)
+	if err := json.Unmarshal([]byte(changes), &op.Changes); err != nil {
+		return exgate.SimOperation{}, fmt.Errorf("sqlite: sim operation %s: stored changes: %w", id, err)
+	}
+	if len(op.Changes) == 0 {
+		op.Changes = nil
 	}
 	op.Record = nilIfEmpty(op.Record)
 	op.CreatedAt = fromUnixNano(created)
 	return op, nil
-}
-
-// sumChanges adds up the changes of each asset.
-func sumChanges(changes []exgate.BalanceChange) (map[string]decimal.Decimal, error) {
-	out := make(map[string]decimal.Decimal, len(changes))
-	for _, c := range changes {
-		if c.Asset == "" {
-			return nil, errors.New("balance change without an asset")
-		}
-		out[c.Asset] = out[c.Asset].Add(c.Delta)
-	}
-	return out, nil
-}
-
-// storedChange is a BalanceChange as the changes column holds it: the
-// delta as exact decimal text.
-type storedChange struct {
-	Asset string `json:"asset"`
-	Delta string `json:"delta"`
-}
-
-func encodeChanges(changes []exgate.BalanceChange) (string, error) {
-	out := make([]storedChange, len(changes))
-	for i, c := range changes {
-		out[i] = storedChange{Asset: c.Asset, Delta: c.Delta.String()}
-	}
-	b, err := json.Marshal(out)
-	return string(b), err
-}
-
-func decodeChanges(s string) ([]exgate.BalanceChange, error) {
-	var stored []storedChange
-	if err := json.Unmarshal([]byte(s), &stored); err != nil {
-		return nil, fmt.Errorf("stored changes: %w", err)
-	}
-	if len(stored) == 0 {
-		return nil, nil
-	}
-	out := make([]exgate.BalanceChange, len(stored))
-	for i, c := range stored {
-		d, err := decimal.NewFromString(c.Delta)
-		if err != nil {
-			return nil, fmt.Errorf("stored change of %s: %w", c.Asset, err)
-		}
-		out[i] = exgate.BalanceChange{Asset: c.Asset, Delta: d}
-	}
-	return out, nil
 }

@@ -41,7 +41,7 @@ func NewMemoryLedger() *MemoryLedger {
 // EnsureSimAccount opens the account with the initial balances, once: when
 // it exists already nothing changes.
 func (l *MemoryLedger) EnsureSimAccount(ctx context.Context, credentialID int64, initial []exgate.BalanceChange) error {
-	start, err := sumChanges(initial)
+	start, err := exgate.SumBalanceChanges(initial)
 	if err != nil {
 		return fmt.Errorf("sim ledger: ensure account %d: %w", credentialID, err)
 	}
@@ -79,7 +79,7 @@ func (l *MemoryLedger) ApplySimOperation(ctx context.Context, credentialID int64
 	if op.ID == "" {
 		return errors.New("sim ledger: apply operation: empty id")
 	}
-	delta, err := sumChanges(op.Changes)
+	delta, err := exgate.SumBalanceChanges(op.Changes)
 	if err != nil {
 		return fmt.Errorf("sim ledger: apply operation %s: %w", op.ID, err)
 	}
@@ -130,16 +130,4 @@ func cloneOperation(op exgate.SimOperation) exgate.SimOperation {
 	op.Changes = slices.Clone(op.Changes)
 	op.Record = slices.Clone(op.Record)
 	return op
-}
-
-// sumChanges adds up the changes of each asset.
-func sumChanges(changes []exgate.BalanceChange) (map[string]decimal.Decimal, error) {
-	out := make(map[string]decimal.Decimal, len(changes))
-	for _, c := range changes {
-		if c.Asset == "" {
-			return nil, errors.New("balance change without an asset")
-		}
-		out[c.Asset] = out[c.Asset].Add(c.Delta)
-	}
-	return out, nil
 }
