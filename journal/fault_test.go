@@ -311,6 +311,13 @@ func runFaults(t *testing.T, v venue, kind exgate.IntentKind) {
 	}
 	wg.Wait()
 	v.inject(func(*http.Request) fault { return faultNone })
+	// A slow request may still be sleeping in the fake, to be processed
+	// after its client gave up, as an exchange would. Shifting the clock
+	// past the grace period before it lands would record as never placed
+	// an intent the fake is about to hold (a real 2-minute grace covers
+	// it). Every request started before the attempts ended, so after
+	// slowDelay and a margin for the processing, none is left.
+	time.Sleep(2 * slowDelay)
 	if v.settle != nil {
 		v.settle()
 	}
