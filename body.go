@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -16,21 +17,43 @@ var ErrAnswerTooLarge = errors.New("exchange answer too large")
 // size: a 500-kline answer is about 90 KB, and reading it by growing a
 // slice would allocate and copy twice that on every market-data request.
 func ReadAnswer(resp *http.Response, limit int64) ([]byte, error) {
-	if n := resp.ContentLength; n >= 0 && n <= limit {
-		b := make([]byte, n)
-		if _, err := io.ReadFull(resp.Body, b); err != nil {
-			return nil, fmt.Errorf("reading %d-byte answer: %w", n, err)
+	return AppendAnswer(nil, resp, limit, 512)
+}
+
+// AppendAnswer reads like ReadAnswer, appending the answer to dst: for
+// callers that read large answers into buffers they reuse. dst grows to
+// the announced length at once, else to sizeHint more bytes, and the body
+// is read straight into it in as few reads as the connection allows.
+func AppendAnswer(dst []byte, resp *http.Response, limit int64, sizeHint int) ([]byte, error) {
+	start := len(dst)
+	if n := resp.ContentLength; n >= 0 {
+		if n > limit {
+			return dst, fmt.Errorf("%w: %d bytes announced, over %d", ErrAnswerTooLarge, n, limit)
 		}
-		return b, nil
+		dst = slices.Grow(dst, int(n))
+		m, err := io.ReadFull(resp.Body, dst[start:start+int(n)])
+		if err != nil {
+			return dst[:start], fmt.Errorf("reading %d-byte answer: %w", n, err)
+		}
+		return dst[:start+m], nil
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, err
+	dst = slices.Grow(dst, int(min(max(int64(sizeHint), 512), limit+1)))
+	for {
+		if len(dst) == cap(dst) {
+			dst = slices.Grow(dst, 512)
+		}
+		n, err := resp.Body.Read(dst[len(dst):min(cap(dst), start+int(limit)+1)])
+		dst = dst[:len(dst)+n]
+		if int64(len(dst)-start) > limit {
+			return dst[:start], fmt.Errorf("%w: over %d bytes", ErrAnswerTooLarge, limit)
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst[:start], err
+		}
 	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%w: over %d bytes", ErrAnswerTooLarge, limit)
-	}
-	return b, nil
 }
 
 // ReadAnswerText reads like ReadAnswer, into a string: for the large

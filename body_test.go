@@ -33,6 +33,13 @@ func TestReadAnswers(t *testing.T) {
 			}{
 				{"ReadAnswer", func(r *http.Response) (string, error) { b, err := ReadAnswer(r, tt.limit); return string(b), err }},
 				{"ReadAnswerText", func(r *http.Response) (string, error) { return ReadAnswerText(r, tt.limit, 2) }},
+				{"AppendAnswer", func(r *http.Response) (string, error) {
+					b, err := AppendAnswer([]byte("kept"), r, tt.limit, 1)
+					if string(b[:4]) != "kept" {
+						t.Fatalf("AppendAnswer changed what dst held: %q", b)
+					}
+					return string(b[4:]), err
+				}},
 			} {
 				resp := &http.Response{Body: io.NopCloser(strings.NewReader(tt.body)), ContentLength: tt.contentLength}
 				got, err := read.f(resp)

@@ -15,28 +15,33 @@ import (
 func AppendKlinesJSON(b []byte, ks []Kline) []byte {
 	b = append(b, '[')
 	for i := range ks {
-		k := &ks[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"openTime":`...)
-		b = strconv.AppendInt(b, k.OpenTime, 10)
-		b = appendStringField(b, `,"openPrice":`, k.OpenPrice)
-		b = appendStringField(b, `,"highPrice":`, k.HighPrice)
-		b = appendStringField(b, `,"lowPrice":`, k.LowPrice)
-		b = appendStringField(b, `,"closePrice":`, k.ClosePrice)
-		b = appendStringField(b, `,"volume":`, k.Volume)
-		b = append(b, `,"closeTime":`...)
-		b = strconv.AppendInt(b, k.CloseTime, 10)
-		b = append(b, `,"numberOfTrades":`...)
-		if k.NumberOfTrades == nil {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendUint(b, *k.NumberOfTrades, 10)
-		}
-		b = append(b, '}')
+		b = AppendKlineJSON(b, &ks[i])
 	}
 	return append(b, ']')
+}
+
+// AppendKlineJSON appends one Kline object, as AppendKlinesJSON writes each
+// element: for adapters that encode answers row by row as they read them.
+func AppendKlineJSON(b []byte, k *Kline) []byte {
+	b = append(b, `{"openTime":`...)
+	b = strconv.AppendInt(b, k.OpenTime, 10)
+	b = appendStringField(b, `,"openPrice":`, k.OpenPrice)
+	b = appendStringField(b, `,"highPrice":`, k.HighPrice)
+	b = appendStringField(b, `,"lowPrice":`, k.LowPrice)
+	b = appendStringField(b, `,"closePrice":`, k.ClosePrice)
+	b = appendStringField(b, `,"volume":`, k.Volume)
+	b = append(b, `,"closeTime":`...)
+	b = strconv.AppendInt(b, k.CloseTime, 10)
+	b = append(b, `,"numberOfTrades":`...)
+	if k.NumberOfTrades == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendUint(b, *k.NumberOfTrades, 10)
+	}
+	return append(b, '}')
 }
 
 // AppendOrderBookJSON appends book as a JSON OrderBook object.
