@@ -71,6 +71,9 @@ type Exchange struct {
 	log     *slog.Logger
 	markets *markets
 	coins   *coins
+	// klines keeps the last klines answer per request and its encoding,
+	// for AppendRecentKlinesJSON.
+	klines *klineMemo
 }
 
 var _ exgate.Exchange = (*Exchange)(nil)
@@ -123,6 +126,7 @@ func New(opts Options) *Exchange {
 		log:     opts.Logger,
 		markets: &markets{c: c, ttl: opts.MarketsTTL, cache: opts.MetadataCache, cacheKey: "binance:exchangeInfo:" + opts.BaseURL},
 		coins:   &coins{c: c, ttl: opts.CoinsTTL},
+		klines:  newKlineMemo(klineMemoBytes),
 	}
 }
 
@@ -565,13 +569,39 @@ func parseTrades(body []byte, orderID int64) ([]fillJSON, error) {
 // Binance serves every normalized interval and caps limit at 1000, the
 // gateway's own maximum.
 func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req exgate.KlineRequest) ([]exgate.Kline, error) {
+	call, err := e.klineCall(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := e.c.doText(ctx, call.request)
+	if err != nil {
+		return nil, err
+	}
+	ks, err := parseKlines(body, call.iv)
+	if err != nil {
+		return nil, badAnswer(epKlines, err)
+	}
+	if len(ks) > call.limit {
+		ks = ks[len(ks)-call.limit:]
+	}
+	return ks, nil
+}
+
+// klineCall is the GET /api/v3/klines call that answers a KlineRequest.
+type klineCall struct {
+	request
+	iv    exgate.Interval
+	limit int
+}
+
+func (e *Exchange) klineCall(ctx context.Context, req exgate.KlineRequest) (klineCall, error) {
 	iv := req.Interval
 	if iv == "" {
 		iv = exgate.Interval1m
 	}
 	name, ok := klineIntervals[iv]
 	if !ok {
-		return nil, exgate.ParamError("interval", "unknown interval %q", req.Interval)
+		return klineCall{}, exgate.ParamError("interval", "unknown interval %q", req.Interval)
 	}
 	limit := req.Limit
 	if limit <= 0 {
@@ -580,25 +610,14 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 	limit = min(limit, exgate.MaxKlineLimit)
 	mk, err := e.markets.lookup(ctx, req.Symbol)
 	if err != nil {
-		return nil, err
+		return klineCall{}, err
 	}
 	var p params
 	p.add("symbol", mk.symbol)
 	p.add("interval", name)
 	p.add("limit", strconv.Itoa(limit))
 	// A kline row is about 175 bytes of JSON.
-	body, err := e.c.doText(ctx, request{ep: epKlines, params: p, sizeHint: 180 * limit})
-	if err != nil {
-		return nil, err
-	}
-	ks, err := parseKlines(body, iv)
-	if err != nil {
-		return nil, badAnswer(epKlines, err)
-	}
-	if len(ks) > limit {
-		ks = ks[len(ks)-limit:]
-	}
-	return ks, nil
+	return klineCall{request: request{ep: epKlines, params: p, sizeHint: 180 * limit}, iv: iv, limit: limit}, nil
 }
 
 // parseKlines reads GET /api/v3/klines rows: [openTime, open, high, low,
@@ -607,16 +626,14 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 // same). The answer is scanned directly; encoding/json reads what the
 // scanner does not take (escaped strings).
 func parseKlines(body string, iv exgate.Interval) ([]exgate.Kline, error) {
-	var c klineConverter
-	c.step = iv.Duration().Milliseconds() // 0 for 1M, whose length varies
-	c.iv = iv
+	c := klineConverter{rows: newKlineRows(iv)}
 	err := scanKlines(body, c.add)
 	if errors.Is(err, errShape) {
-		c = klineConverter{step: c.step, iv: iv}
+		c = klineConverter{rows: c.rows}
 		var rows []rawKline
 		if rows, err = decodeKlines([]byte(body)); err == nil {
 			for i := range rows {
-				if err = c.add(len(rows), &rows[i]); err != nil {
+				if err = c.add(len(rows), &rows[i], 0); err != nil {
 					break
 				}
 			}
@@ -631,28 +648,19 @@ func parseKlines(body string, iv exgate.Interval) ([]exgate.Kline, error) {
 	return c.out, nil
 }
 
-// klineConverter turns raw kline rows into normalized klines, one at a
-// time as they are read.
-type klineConverter struct {
+// klineRows converts the raw rows of one interval's klines.
+type klineRows struct {
 	iv   exgate.Interval
-	step int64
-	out  []exgate.Kline
-	// counts holds the trade counts the klines point to: one allocation
-	// for many klines rather than one per kline. When it is full a new one
-	// is started; the klines keep pointing into the old one.
-	counts []uint64
+	step int64 // milliseconds; 0 for 1M, whose length varies
 }
 
-// add converts r and appends it; n estimates how many rows there are.
-func (c *klineConverter) add(n int, r *rawKline) error {
-	i := len(c.out)
-	if c.out == nil {
-		c.out = make([]exgate.Kline, 0, n)
-	}
-	if len(c.counts) == cap(c.counts) {
-		c.counts = make([]uint64, 0, max(n-i, 16))
-	}
-	var k exgate.Kline
+func newKlineRows(iv exgate.Interval) klineRows {
+	return klineRows{iv: iv, step: iv.Duration().Milliseconds()}
+}
+
+// convert reads row i into k, whose trade count points to trades; prev is
+// the open time of the row before it, or -1 for the first.
+func (c klineRows) convert(i int, r *rawKline, prev int64, k *exgate.Kline, trades *uint64) error {
 	var err error
 	k.OpenTime, err = strconv.ParseInt(r.open, 10, 64)
 	if err != nil || k.OpenTime < 0 {
@@ -668,19 +676,49 @@ func (c *klineConverter) add(n int, r *rawKline) error {
 		}
 	}
 	k.OpenPrice, k.HighPrice, k.LowPrice, k.ClosePrice, k.Volume = r.values[0], r.values[1], r.values[2], r.values[3], r.values[4]
-	trades, err := strconv.ParseUint(r.trades, 10, 64)
-	if err != nil {
+	if *trades, err = strconv.ParseUint(r.trades, 10, 64); err != nil {
 		return fmt.Errorf("kline %d trade count %.40q", i, r.trades)
 	}
-	c.counts = append(c.counts, trades)
-	k.NumberOfTrades = &c.counts[len(c.counts)-1]
-	if i > 0 && k.OpenTime <= c.out[i-1].OpenTime {
+	k.NumberOfTrades = trades
+	if k.OpenTime <= prev {
 		return fmt.Errorf("klines not ascending at %d", i)
 	}
 	if c.step > 0 {
 		k.CloseTime = k.OpenTime + c.step - 1
 	} else {
 		k.CloseTime = c.iv.Next(time.UnixMilli(k.OpenTime).UTC()).UnixMilli() - 1
+	}
+	return nil
+}
+
+// klineConverter turns raw kline rows into normalized klines, one at a
+// time as they are read.
+type klineConverter struct {
+	rows klineRows
+	out  []exgate.Kline
+	// counts holds the trade counts the klines point to: one allocation
+	// for many klines rather than one per kline. When it is full a new one
+	// is started; the klines keep pointing into the old one.
+	counts []uint64
+}
+
+// add converts r and appends it; n estimates how many rows there are.
+func (c *klineConverter) add(n int, r *rawKline, _ int) error {
+	i := len(c.out)
+	if c.out == nil {
+		c.out = make([]exgate.Kline, 0, n)
+	}
+	if len(c.counts) == cap(c.counts) {
+		c.counts = make([]uint64, 0, max(n-i, 16))
+	}
+	prev := int64(-1)
+	if i > 0 {
+		prev = c.out[i-1].OpenTime
+	}
+	c.counts = c.counts[:len(c.counts)+1]
+	var k exgate.Kline
+	if err := c.rows.convert(i, r, prev, &k, &c.counts[len(c.counts)-1]); err != nil {
+		return err
 	}
 	c.out = append(c.out, k)
 	return nil

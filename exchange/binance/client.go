@@ -117,6 +117,9 @@ type request struct {
 	// sizeHint estimates the answer's size in bytes when Binance does not
 	// announce it (klines and depth, which are read as text).
 	sizeHint int
+	// into, when set, receives a successful answer (appended to it)
+	// instead of the returned text: for answers read into reused buffers.
+	into *[]byte
 }
 
 // apiError is a non-2xx answer: the HTTP status and Binance's code and
@@ -356,6 +359,13 @@ func (c *client) once(ctx context.Context, r request) (string, error) {
 		return "", &transportError{err: err, sent: sent.Load() && !isDialError(err)}
 	}
 	defer resp.Body.Close()
+	if r.into != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if *r.into, err = exgate.AppendAnswer(*r.into, resp, maxBody, r.sizeHint); err != nil {
+			return "", &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}
+		}
+		c.observeWeight(ctx, r, resp.Header)
+		return "", nil
+	}
 	data, err := exgate.ReadAnswerText(resp, maxBody, r.sizeHint)
 	if err != nil {
 		return "", &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}

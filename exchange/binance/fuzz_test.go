@@ -194,7 +194,7 @@ func FuzzScanKlines(f *testing.F) {
 	f.Add([]byte(`[[1,"1\u0030","2","0.5","1.5","10",2,"3",4]]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var fast []rawKline
-		err1 := scanKlines(string(b), func(_ int, r *rawKline) error {
+		err1 := scanKlines(string(b), func(_ int, r *rawKline, _ int) error {
 			for i, v := range r.values {
 				if r.plain[i] != exgate.IsPlainDecimal(v) {
 					t.Errorf("scanner says %q plain=%v", v, r.plain[i])

@@ -153,18 +153,36 @@ func (s *scanner) next() (more bool, err error) {
 
 // scanKlines reads kline rows into their raw parts and hands each to row
 // as it is read, so that no slice of raw rows is built; n estimates the
-// number of rows for the caller's sizing. The rawKline passed to row is
-// reused for the next row.
-func scanKlines(b string, row func(n int, r *rawKline) error) error {
+// number of rows for the caller's sizing, end is the offset in b just
+// after the row's closing bracket. The rawKline passed to row is reused
+// for the next row.
+func scanKlines(b string, row func(n int, r *rawKline, end int) error) error {
 	s := &scanner{b: b}
 	if !s.consume('[') {
 		return errShape
 	}
-	// A Binance kline row is about 175 bytes.
-	n := len(b)/160 + 1
 	if s.consume(']') {
 		return checkEnd(s)
 	}
+	// A Binance kline row is about 175 bytes.
+	return scanKlineRows(s, len(b)/160+1, row)
+}
+
+// scanKlinesAfter reads the rest of a klines answer from just after one of
+// its rows: either the end of the array or more rows, handed to row as
+// scanKlines does.
+func scanKlinesAfter(b string, row func(n int, r *rawKline, end int) error) error {
+	s := &scanner{b: b}
+	if more, err := s.next(); err != nil {
+		return err
+	} else if !more {
+		return checkEnd(s)
+	}
+	return scanKlineRows(s, len(b)/160+1, row)
+}
+
+// scanKlineRows reads rows from the start of one to the end of the array.
+func scanKlineRows(s *scanner, n int, row func(n int, r *rawKline, end int) error) error {
 	var r rawKline
 	for {
 		if !s.consume('[') {
@@ -200,7 +218,7 @@ func scanKlines(b string, row func(n int, r *rawKline) error) error {
 				}
 			}
 		}
-		if err := row(n, &r); err != nil {
+		if err := row(n, &r, s.i); err != nil {
 			return err
 		}
 		if more, err := s.next(); err != nil {

@@ -1,6 +1,7 @@
 package binancefake
 
 import (
+	"bytes"
 	"encoding/json"
 	"hash/fnv"
 	"math"
@@ -323,7 +324,7 @@ func (s *Server) handleKlines(c *call) response {
 		b, hit := s.klineCache[key]
 		s.klineMu.Unlock()
 		if hit {
-			return ok(b)
+			return s.tickCurrent(b, m, ivName, iv, current)
 		}
 		b = encodeKlines(m, ivName, iv, klineTimes(iv, current, limit))
 		s.klineMu.Lock()
@@ -332,7 +333,7 @@ func (s *Server) handleKlines(c *call) response {
 		}
 		s.klineCache[key] = b
 		s.klineMu.Unlock()
-		return ok(b)
+		return s.tickCurrent(b, m, ivName, iv, current)
 	}
 	var opens []time.Time
 	if start != 0 {
@@ -347,6 +348,18 @@ func (s *Server) handleKlines(c *call) response {
 		opens = klineTimes(iv, last, limit)
 	}
 	return ok(encodeKlines(m, ivName, iv, opens))
+}
+
+// tickCurrent answers with the cached klines b, whose last row is the
+// current kline; with TickCurrentKline on, that row is written anew with
+// this call's trade.
+func (s *Server) tickCurrent(b []byte, m *market, ivName string, iv exgate.Interval, current time.Time) response {
+	if !s.tick.Load() {
+		return ok(b)
+	}
+	cut := bytes.LastIndexByte(b, '[')
+	row := appendKlineRow(make([]byte, 0, 200), m, ivName, iv, current, s.ticks.Add(1))
+	return response{status: http.StatusOK, body: b[:cut], tail: append(row, ']')}
 }
 
 // klineTimes lists the open times of the n intervals ending with last.
@@ -376,38 +389,44 @@ func encodeKlines(m *market, ivName string, iv exgate.Interval, opens []time.Tim
 		if i > 0 {
 			b = append(b, ',')
 		}
-		open := t.UnixMilli()
-		h := fnv.New64a()
-		h.Write([]byte(m.symbol))
-		h.Write([]byte(ivName))
-		h.Write(strconv.AppendInt(nil, open, 10))
-		x := h.Sum64()
-		move := func(shift uint) int64 { return m.midTicks * (int64((x>>shift)%2001) - 1000) / 100000 }
-		o := m.midTicks + move(0)
-		cl := m.midTicks + move(11)
-		hi := max(o, cl) + m.midTicks*int64((x>>22)%300)/100000
-		lo := min(o, cl) - m.midTicks*int64((x>>31)%300)/100000
-		vol := int64((x>>40)%1000000) + 1000 // thousandths of the base asset
-		trades := int64((x>>20)%5000) + 1
-		qv := decimal.New(vol, -3).Mul(m.price(cl))
-		b = append(b, '[')
-		b = strconv.AppendInt(b, open, 10)
-		for _, v := range []string{m.price(o).StringFixed(8), m.price(hi).StringFixed(8), m.price(lo).StringFixed(8), m.price(cl).StringFixed(8), decimal.New(vol, -3).StringFixed(8)} {
-			b = append(b, ',', '"')
-			b = append(b, v...)
-			b = append(b, '"')
-		}
-		b = append(b, ',')
-		b = strconv.AppendInt(b, iv.Next(t).UnixMilli()-1, 10)
-		b = append(b, `,"`...)
-		b = append(b, qv.StringFixed(8)...)
-		b = append(b, `",`...)
-		b = strconv.AppendInt(b, trades, 10)
-		b = append(b, `,"`...)
-		b = append(b, decimal.New(vol/2, -3).StringFixed(8)...)
-		b = append(b, `","`...)
-		b = append(b, qv.Div(decimal.NewFromInt(2)).StringFixed(8)...)
-		b = append(b, `","0"]`...)
+		b = appendKlineRow(b, m, ivName, iv, t, 0)
 	}
 	return append(b, ']')
+}
+
+// appendKlineRow writes the row opening at t, with extra trades (each of a
+// thousandth of the base asset) on top of its own.
+func appendKlineRow(b []byte, m *market, ivName string, iv exgate.Interval, t time.Time, extra int64) []byte {
+	open := t.UnixMilli()
+	h := fnv.New64a()
+	h.Write([]byte(m.symbol))
+	h.Write([]byte(ivName))
+	h.Write(strconv.AppendInt(nil, open, 10))
+	x := h.Sum64()
+	move := func(shift uint) int64 { return m.midTicks * (int64((x>>shift)%2001) - 1000) / 100000 }
+	o := m.midTicks + move(0)
+	cl := m.midTicks + move(11)
+	hi := max(o, cl) + m.midTicks*int64((x>>22)%300)/100000
+	lo := min(o, cl) - m.midTicks*int64((x>>31)%300)/100000
+	vol := int64((x>>40)%1000000) + 1000 + extra // thousandths of the base asset
+	trades := int64((x>>20)%5000) + 1 + extra
+	qv := decimal.New(vol, -3).Mul(m.price(cl))
+	b = append(b, '[')
+	b = strconv.AppendInt(b, open, 10)
+	for _, v := range []string{m.price(o).StringFixed(8), m.price(hi).StringFixed(8), m.price(lo).StringFixed(8), m.price(cl).StringFixed(8), decimal.New(vol, -3).StringFixed(8)} {
+		b = append(b, ',', '"')
+		b = append(b, v...)
+		b = append(b, '"')
+	}
+	b = append(b, ',')
+	b = strconv.AppendInt(b, iv.Next(t).UnixMilli()-1, 10)
+	b = append(b, `,"`...)
+	b = append(b, qv.StringFixed(8)...)
+	b = append(b, `",`...)
+	b = strconv.AppendInt(b, trades, 10)
+	b = append(b, `,"`...)
+	b = append(b, decimal.New(vol/2, -3).StringFixed(8)...)
+	b = append(b, `","`...)
+	b = append(b, qv.Div(decimal.NewFromInt(2)).StringFixed(8)...)
+	return append(b, `","0"]`...)
 }

@@ -94,6 +94,10 @@ type Server struct {
 	depthCache   sync.Map // depthKey -> []byte
 	klineMu      sync.Mutex
 	klineCache   map[klineKey][]byte
+	// tick makes the current kline change on every call (TickCurrentKline);
+	// ticks counts those calls.
+	tick  atomic.Bool
+	ticks atomic.Int64
 
 	fault atomic.Pointer[func(*http.Request) Fault]
 
@@ -152,6 +156,12 @@ func (s *Server) SetFault(f func(r *http.Request) Fault) {
 	}
 	s.fault.Store(&f)
 }
+
+// TickCurrentKline makes the current interval's kline change on every
+// klines call, as a live market's does: each call adds one trade and a
+// thousandth of the base asset to its trade count and volume. Off, klines
+// are a pure function of symbol, interval and time.
+func (s *Server) TickCurrentKline(on bool) { s.tick.Store(on) }
 
 // SetClockOffset makes the server's clock run d ahead of Options.Now
 // (negative: behind), to provoke -1021 answers.
@@ -222,6 +232,9 @@ func (c *call) get(name string) string { return c.params.Get(name) }
 type response struct {
 	status int
 	body   []byte
+	// tail, when set, is written after body: an answer made of a cached
+	// part and a part made for this call.
+	tail   []byte
 	header map[string]string
 }
 
@@ -279,8 +292,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		h.Set(k, v)
 	}
 	h.Set("Content-Type", "application/json;charset=UTF-8")
+	h.Set("Content-Length", strconv.Itoa(len(resp.body)+len(resp.tail)))
 	w.WriteHeader(resp.status)
 	_, _ = w.Write(resp.body)
+	if len(resp.tail) > 0 {
+		_, _ = w.Write(resp.tail)
+	}
 }
 
 // hijackClose drops the connection without an answer.
