@@ -57,9 +57,11 @@ type answer struct {
 
 func (a *answer) encoded() []byte {
 	a.once.Do(func() {
-		if a.klines != nil {
+		switch {
+		case a.json != nil: // the adapter answered in JSON
+		case a.klines != nil:
 			a.json = exgate.AppendKlinesJSON(make([]byte, 0, len(a.klines)*160+2), a.klines)
-		} else {
+		default:
 			a.json = exgate.AppendOrderBookJSON(make([]byte, 0, (len(a.book.Bids)+len(a.book.Asks))*48+24), a.book)
 		}
 	})
@@ -84,9 +86,26 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 	return a.klines, nil
 }
 
+// klinesAppender is an adapter that converts its klines answer straight
+// into the API's JSON.
+type klinesAppender interface {
+	AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error)
+}
+
 // RecentKlinesJSON is RecentKlines already encoded as the API answers it.
+// An adapter that converts to JSON itself is asked for JSON (in a call
+// shared by identical JSON requests only).
 func (e *Exchange) RecentKlinesJSON(ctx context.Context, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error) {
-	a, err := e.klines(ctx, cred, req)
+	var a *answer
+	var err error
+	if app, ok := e.Exchange.(klinesAppender); ok {
+		a, err = e.do(ctx, "j"+klineKey(req), func(ctx context.Context) (*answer, error) {
+			b, err := app.AppendRecentKlinesJSON(ctx, nil, cred, req)
+			return &answer{json: b}, err
+		})
+	} else {
+		a, err = e.klines(ctx, cred, req)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -172,3 +172,59 @@ func TestJSONIsEncodedOnceAndMatches(t *testing.T) {
 		t.Fatalf("book JSON %s, want %s", bj, want)
 	}
 }
+
+// jsonMarket is a slowMarket that also answers klines in JSON, as the
+// Binance adapter does.
+type jsonMarket struct {
+	*slowMarket
+	jsonCalls atomic.Int64
+}
+
+func (j *jsonMarket) AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error) {
+	j.jsonCalls.Add(1)
+	ks, err := j.RecentKlines(ctx, cred, req)
+	if err != nil {
+		return dst, err
+	}
+	return exgate.AppendKlinesJSON(dst, ks), nil
+}
+
+// TestJSONFromTheAdapter checks that an adapter's own JSON is what is
+// shared, from one call for concurrent identical requests, and that the
+// klines form is still served.
+func TestJSONFromTheAdapter(t *testing.T) {
+	up := &jsonMarket{slowMarket: &slowMarket{release: make(chan struct{})}}
+	ex := coalesce.New(up, coalesce.Options{})
+	req := exgate.KlineRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Interval: exgate.Interval1m, Limit: 3}
+	const n = 50
+	answers := make(chan []byte, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			b, err := ex.RecentKlinesJSON(t.Context(), exgate.Credential{}, req)
+			if err != nil {
+				t.Error(err)
+			}
+			answers <- b
+		})
+	}
+	for up.calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(up.release)
+	wg.Wait()
+	close(answers)
+	want := exgate.AppendKlinesJSON(nil, make([]exgate.Kline, 3))
+	for b := range answers {
+		if string(b) != string(want) {
+			t.Fatalf("JSON %s, want %s", b, want)
+		}
+	}
+	if c := up.jsonCalls.Load(); c == 0 || c > 5 {
+		t.Errorf("%d JSON calls to the adapter for %d identical requests", c, n)
+	}
+	if ks, err := ex.RecentKlines(t.Context(), exgate.Credential{}, req); err != nil || len(ks) != 3 {
+		t.Errorf("RecentKlines: %d klines, %v", len(ks), err)
+	}
+}

@@ -15,6 +15,12 @@ type klinesEncoder interface {
 	RecentKlinesJSON(ctx context.Context, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error)
 }
 
+// klinesAppender is an exchange (an adapter) that converts its answer
+// straight into the API's JSON, into the caller's buffer.
+type klinesAppender interface {
+	AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error)
+}
+
 // bookEncoder is the same for order books.
 type bookEncoder interface {
 	OrderBookJSON(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) ([]byte, error)

@@ -299,6 +299,18 @@ func (s *Server) handleKlines(w http.ResponseWriter, r *http.Request, c *call) {
 		writeRaw(w, body)
 		return
 	}
+	if app, ok := c.ex.(klinesAppender); ok {
+		bp := bufPool.Get().(*[]byte)
+		defer bufPool.Put(bp)
+		body, err := app.AppendRecentKlinesJSON(r.Context(), (*bp)[:0], c.cred, req)
+		*bp = body[:0]
+		if err != nil {
+			s.writeProblem(w, r, err, nil)
+			return
+		}
+		writeRaw(w, body)
+		return
+	}
 	klines, err := c.ex.RecentKlines(r.Context(), c.cred, req)
 	if err != nil {
 		s.writeProblem(w, r, err, nil)
