@@ -105,6 +105,8 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	defer up.Close()
 	const apiKey, secret = "benchupstreamkey", "benchupstreamsecret"
 	up.AddAccount(binancefake.Account{APIKey: apiKey, Secret: secret, Balances: map[string]string{"USDT": "1000000", "BTC": "10"}})
+	// As on a live market, the current kline changes on every call.
+	up.TickCurrentKline(true)
 
 	proxyURL, stopProxy, err := serveLoopback(&loadtest.Proxy{Upstream: up.URL, Client: loadtest.NewClient(*conc)})
 	if err != nil {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 
 	"github.com/exgate/exgate"
@@ -23,10 +26,13 @@ import (
 
 const benchQuery = "asset1=BTC&asset2=USDT&interval=1m&limit=500"
 
-func benchUpstream(b *testing.B) *binancefake.Server {
+// benchUpstream is the fake Binance of these benchmarks; its current kline
+// changes on every call, as a live market's does.
+func benchUpstream(tb testing.TB) *binancefake.Server {
 	up := binancefake.New(binancefake.Options{WeightLimit: -1})
-	b.Cleanup(up.Close)
+	tb.Cleanup(up.Close)
 	up.AddAccount(binancefake.Account{APIKey: "benchkey", Secret: "benchsecret", Balances: map[string]string{"USDT": "1000"}})
+	up.TickCurrentKline(true)
 	return up
 }
 
@@ -52,35 +58,8 @@ func serveBench(b *testing.B, h http.Handler, req func() *http.Request) {
 
 func BenchmarkGatewayKlines(b *testing.B) {
 	up := benchUpstream(b)
-	cfg := &config{dataDir: b.TempDir(), binanceURL: up.URL, krakenURL: "http://127.0.0.1:1", gateioURL: "http://127.0.0.1:1", logFormat: "text"}
-	st, err := openStore(b.Context(), cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	state, err := openState(b.Context(), cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	key, err := createClientKey(b.Context(), st, "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := st.AddCredential(b.Context(), exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: exgate.ExchangeBinance,
-		Key: "benchkey", Secret: "benchsecret", Permissions: []exgate.Permission{exgate.PermissionRead}}); err != nil {
-		b.Fatal(err)
-	}
-	h, _, _ := buildGateway(cfg, st, state, slog.New(slog.DiscardHandler))
-	target, err := loadtest.SignedURL("http://gateway/v1/market/recent-klines?"+benchQuery, key.Secret)
-	if err != nil {
-		b.Fatal(err)
-	}
-	serveBench(b, h, func() *http.Request {
-		r := httptest.NewRequest(http.MethodGet, target, nil)
-		r.Header.Set("X-API-KEY", key.APIKey)
-		r.Header.Set("X-API-EXCHANGE-KEY", "bench")
-		return r
-	})
+	h, req := newKlinesGateway(b, up.URL, false)
+	serveBench(b, h, req)
 }
 
 func BenchmarkProxyKlines(b *testing.B) {
@@ -89,4 +68,73 @@ func BenchmarkProxyKlines(b *testing.B) {
 	serveBench(b, p, func() *http.Request {
 		return httptest.NewRequest(http.MethodGet, "http://proxy/v1/market/recent-klines?"+benchQuery, nil)
 	})
+}
+
+// newKlinesGateway builds a gateway as `exgate serve` does, pointed at a
+// fake Binance, and returns it with a maker of signed recent-klines
+// requests (limit 500).
+func newKlinesGateway(tb testing.TB, upstream string, coalescing bool) (http.Handler, func() *http.Request) {
+	tb.Helper()
+	cfg := &config{dataDir: tb.TempDir(), binanceURL: upstream, krakenURL: "http://127.0.0.1:1", gateioURL: "http://127.0.0.1:1", logFormat: "text", coalesce: coalescing}
+	st, err := openStore(tb.Context(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	state, err := openState(tb.Context(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	key, err := createClientKey(tb.Context(), st, "bench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := st.AddCredential(tb.Context(), exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: exgate.ExchangeBinance,
+		Key: "benchkey", Secret: "benchsecret", Permissions: []exgate.Permission{exgate.PermissionRead}}); err != nil {
+		tb.Fatal(err)
+	}
+	h, _, _ := buildGateway(cfg, st, state, slog.New(slog.DiscardHandler))
+	return h, func() *http.Request {
+		target, err := loadtest.SignedURL("http://gateway/v1/market/recent-klines?"+benchQuery, key.Secret)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		r := httptest.NewRequest(http.MethodGet, target, nil)
+		r.Header.Set("X-API-KEY", key.APIKey)
+		r.Header.Set("X-API-EXCHANGE-KEY", "bench")
+		return r
+	}
+}
+
+// TestKlinesJSONPaths checks that the gateway answers recent-klines the
+// same with coalescing off (the adapter's JSON into the handler's buffer)
+// and on (shared JSON), and the same as the klines form, on an upstream
+// whose current kline changes on every call.
+func TestKlinesJSONPaths(t *testing.T) {
+	up := benchUpstream(t)
+	var answers [][]exgate.Kline
+	for _, coalescing := range []bool{false, true} {
+		h, req := newKlinesGateway(t, up.URL, coalescing)
+		for range 3 {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req())
+			var ks []exgate.Kline
+			if err := json.Unmarshal(w.Body.Bytes(), &ks); w.Code != http.StatusOK || err != nil || len(ks) != 500 {
+				t.Fatalf("coalescing %v: %d, %d klines, %v: %.200s", coalescing, w.Code, len(ks), err, w.Body)
+			}
+			if again, _ := json.Marshal(ks); !bytes.Equal(again, bytes.TrimSpace(w.Body.Bytes())) {
+				t.Fatalf("coalescing %v: the answer is not what encoding/json writes of its klines", coalescing)
+			}
+			answers = append(answers, ks)
+		}
+	}
+	first := answers[0]
+	for i, ks := range answers[1:] {
+		if !reflect.DeepEqual(ks[:499], first[:499]) {
+			t.Errorf("answer %d differs before the current kline", i+1)
+		}
+		if reflect.DeepEqual(ks[499], first[499]) {
+			t.Errorf("answer %d: the current kline did not change", i+1)
+		}
+	}
 }
