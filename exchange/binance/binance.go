@@ -662,8 +662,7 @@ func newKlineRows(iv exgate.Interval) klineRows {
 // the open time of the row before it, or -1 for the first.
 func (c klineRows) convert(i int, r *rawKline, prev int64, k *exgate.Kline, trades *uint64) error {
 	var err error
-	k.OpenTime, err = strconv.ParseInt(r.open, 10, 64)
-	if err != nil || k.OpenTime < 0 {
+	if k.OpenTime, err = parseCount(r.open); err != nil || k.OpenTime < 0 {
 		return fmt.Errorf("kline %d open time %.40q", i, r.open)
 	}
 	for j := range r.values {
@@ -676,9 +675,11 @@ func (c klineRows) convert(i int, r *rawKline, prev int64, k *exgate.Kline, trad
 		}
 	}
 	k.OpenPrice, k.HighPrice, k.LowPrice, k.ClosePrice, k.Volume = r.values[0], r.values[1], r.values[2], r.values[3], r.values[4]
-	if *trades, err = strconv.ParseUint(r.trades, 10, 64); err != nil {
+	n, err := parseCount(r.trades)
+	if err != nil || n < 0 {
 		return fmt.Errorf("kline %d trade count %.40q", i, r.trades)
 	}
+	*trades = uint64(n)
 	k.NumberOfTrades = trades
 	if k.OpenTime <= prev {
 		return fmt.Errorf("klines not ascending at %d", i)
@@ -690,6 +691,33 @@ func (c klineRows) convert(i int, r *rawKline, prev int64, k *exgate.Kline, trad
 	}
 	return nil
 }
+
+// parseCount reads a JSON number that should be a count or a time in
+// milliseconds: digits only (no sign, fraction or exponent), at most what
+// an int64 holds.
+func parseCount(s string) (int64, error) {
+	if len(s) == 0 || len(s) > 19 {
+		return 0, errNotCount
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, errNotCount
+		}
+		n = n*10 + int64(d)
+	}
+	if len(s) == 19 { // may have overflowed
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, errNotCount
+		}
+		return v, nil
+	}
+	return n, nil
+}
+
+var errNotCount = errors.New("not a count")
 
 // klineConverter turns raw kline rows into normalized klines, one at a
 // time as they are read.

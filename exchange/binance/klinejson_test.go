@@ -248,3 +248,22 @@ func FuzzKlineMemo(f *testing.F) {
 		}
 	})
 }
+
+func TestParseCount(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"308", 308, true}, {"1499040000000", 1499040000000, true},
+		{"9223372036854775807", 9223372036854775807, true},
+		{"9223372036854775808", 0, false}, {"99999999999999999999", 0, false},
+		{"", 0, false}, {"+5", 0, false}, {"-5", 0, false}, {"1e3", 0, false}, {"1.0", 0, false}, {"null", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := parseCount(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseCount(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
