@@ -119,9 +119,9 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer os.RemoveAll(dataDir)
-	startGateway := func(coalescing bool, age time.Duration, dir string) (string, exgate.ClientKey, func(), error) {
+	startGateway := func(coalescing bool, age time.Duration, klineMemory int, dir string) (string, exgate.ClientKey, func(), error) {
 		cfg := &config{dataDir: dir, binanceURL: up.URL, krakenURL: "http://127.0.0.1:1", gateioURL: "http://127.0.0.1:1",
-			coalesce: coalescing, marketDataMaxAge: age, logFormat: "text"}
+			coalesce: coalescing, marketDataMaxAge: age, klineMemory: klineMemory, logFormat: "text"}
 		st, err := openStore(ctx, cfg)
 		if err != nil {
 			return "", exgate.ClientKey{}, nil, err
@@ -144,17 +144,22 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		return u, key, func() { stop(); st.Close() }, nil
 	}
-	gwURL, gwKey, stopGW, err := startGateway(false, 0, dataDir+"/plain")
+	gwURL, gwKey, stopGW, err := startGateway(false, 0, 0, dataDir+"/plain")
 	if err != nil {
 		return err
 	}
 	defer stopGW()
-	hotURL, hotKey, stopHot, err := startGateway(true, 0, dataDir+"/hot")
+	fullURL, fullKey, stopFull, err := startGateway(false, 0, -1, dataDir+"/full")
+	if err != nil {
+		return err
+	}
+	defer stopFull()
+	hotURL, hotKey, stopHot, err := startGateway(true, 0, 0, dataDir+"/hot")
 	if err != nil {
 		return err
 	}
 	defer stopHot()
-	agedURL, agedKey, stopAged, err := startGateway(true, *maxAge, dataDir+"/aged")
+	agedURL, agedKey, stopAged, err := startGateway(true, *maxAge, 0, dataDir+"/aged")
 	if err != nil {
 		return err
 	}
@@ -172,11 +177,12 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	direct := loadtest.Target{URL: up.URL + "/api/v3/klines?symbol=BTCUSDT&interval=1m&limit=" + strconv.Itoa(*limit)}
 	proxy := loadtest.Target{URL: proxyURL + "/v1/market/recent-klines?" + q}
 	gateway := loadtest.Target{URL: gwURL + "/v1/market/recent-klines?" + q, APIKey: gwKey.APIKey, Secret: gwKey.Secret, ExchangeKey: "bench"}
+	full := loadtest.Target{URL: fullURL + "/v1/market/recent-klines?" + q, APIKey: fullKey.APIKey, Secret: fullKey.Secret, ExchangeKey: "bench"}
 	hot := loadtest.Target{URL: hotURL + "/v1/market/recent-klines?" + q, APIKey: hotKey.APIKey, Secret: hotKey.Secret, ExchangeKey: "bench"}
 	aged := loadtest.Target{URL: agedURL + "/v1/market/recent-klines?" + q, APIKey: agedKey.APIKey, Secret: agedKey.Secret, ExchangeKey: "bench"}
 
 	// Warm up connections, caches and the adapters' market metadata.
-	for _, t := range []loadtest.Target{direct, proxy, gateway, hot, aged} {
+	for _, t := range []loadtest.Target{direct, proxy, gateway, full, hot, aged} {
 		if r, err := loadtest.Run(ctx, loadtest.Config{Target: t, Concurrency: *conc, Requests: *conc * 20}); err != nil {
 			return err
 		} else if r.Errors > 0 {
@@ -199,6 +205,10 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return err
 		}
+		f, err := measure("gateway (every row)", full)
+		if err != nil {
+			return err
+		}
 		h, err := measure("gateway (coalescing)", hot)
 		if err != nil {
 			return err
@@ -207,7 +217,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return err
 		}
-		if p.Errors+g.Errors+h.Errors+d.Errors+a.Errors > 0 {
+		if p.Errors+g.Errors+f.Errors+h.Errors+d.Errors+a.Errors > 0 {
 			return errors.New("errors during the measurement; the ratios would mean nothing")
 		}
 		ratio := g.RPS() / p.RPS()
@@ -215,8 +225,8 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		gwAdded := g.P50 - d.P50
 		latRatio := float64(gwAdded) / float64(max(proxyAdded, time.Microsecond))
 		hotRatio = h.RPS() / p.RPS()
-		fmt.Fprintf(stdout, "round %d: gateway/proxy throughput %.2fx (target >= 0.80); median added latency gateway %s vs proxy %s = %.2fx (target <= 1.25); coalescing gateway/proxy throughput %.2fx, with max-age %s %.2fx (target >= 3)\n",
-			round+1, ratio, roundDur(gwAdded), roundDur(proxyAdded), latRatio, hotRatio, maxAge, a.RPS()/p.RPS())
+		fmt.Fprintf(stdout, "round %d: gateway/proxy throughput %.2fx (target >= 0.80); median added latency gateway %s vs proxy %s = %.2fx (target <= 1.25); converting every row %.2fx and %.2fx; coalescing gateway/proxy throughput %.2fx, with max-age %s %.2fx (target >= 3)\n",
+			round+1, ratio, roundDur(gwAdded), roundDur(proxyAdded), latRatio, f.RPS()/p.RPS(), float64(f.P50-d.P50)/float64(max(proxyAdded, time.Microsecond)), hotRatio, maxAge, a.RPS()/p.RPS())
 		sumRatio += ratio
 		sumLat += latRatio
 	}

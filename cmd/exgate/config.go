@@ -39,6 +39,9 @@ type config struct {
 	marketDataMaxAge time.Duration
 	logFormat        string
 	krakenTier       string
+	// klineMemory is binance.Options.KlineMemory; no flag sets it (bench
+	// compare turns it off to measure full conversions).
+	klineMemory int
 	// envErrs are the environment variables whose values could not be
 	// read; validate reports them rather than running on a default.
 	envErrs []error

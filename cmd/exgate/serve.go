@@ -194,7 +194,7 @@ func buildGateway(cfg *config, st appStore, state *sharedState, log *slog.Logger
 	adapters := map[string]exgate.Exchange{
 		exgate.ExchangeSim: sim.New(sim.Options{Ledger: st}),
 		exgate.ExchangeBinance: binance.New(binance.Options{
-			BaseURL: cfg.binanceURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, MetadataCache: state.metadata, Logger: log.With("exchange", "binance"),
+			BaseURL: cfg.binanceURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, MetadataCache: state.metadata, KlineMemory: cfg.klineMemory, Logger: log.With("exchange", "binance"),
 		}),
 		exgate.ExchangeKraken: kraken.New(kraken.Options{
 			BaseURL: cfg.krakenURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Nonces: state.nonces, KeyLocks: state.keyLocks, Tier: kraken.Tier(cfg.krakenTier), Logger: log.With("exchange", "kraken"),

@@ -10,6 +10,7 @@
 package binance
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,6 +57,10 @@ type Options struct {
 	// per MarketsTTL serves them all: exchangeInfo costs 20 of the IP's
 	// request weight. Without it each process fetches its own.
 	MetadataCache MetadataCache
+	// KlineMemory bounds the memory that keeps the last klines answer to
+	// each request, so that AppendRecentKlinesJSON converts only the rows
+	// that changed (klinejson.go); default 32 MiB, negative keeps none.
+	KlineMemory int
 	// MaxWait is the longest the adapter waits for its request budget
 	// when the ctx has no deadline; default 10 s.
 	MaxWait time.Duration
@@ -126,7 +131,7 @@ func New(opts Options) *Exchange {
 		log:     opts.Logger,
 		markets: &markets{c: c, ttl: opts.MarketsTTL, cache: opts.MetadataCache, cacheKey: "binance:exchangeInfo:" + opts.BaseURL},
 		coins:   &coins{c: c, ttl: opts.CoinsTTL},
-		klines:  newKlineMemo(klineMemoBytes),
+		klines:  newKlineMemo(cmp.Or(opts.KlineMemory, klineMemoBytes)),
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 // interval (part of the request) and the open time of the row before it
 // (identical too); klinejson_test.go and FuzzKlineMemo check exactly that.
 
-// klineMemoBytes bounds the memory of the kept answers: a 500-kline answer
+// klineMemoBytes (Options.KlineMemory) bounds the memory of the kept answers: a 500-kline answer
 // and its JSON are about 200 KB together, so this holds some 160 of them.
 const klineMemoBytes = 32 << 20
 
@@ -147,7 +147,7 @@ func (m *klineMemo) appendJSON(dst, in []byte, key string, iv exgate.Interval, l
 	out = append(w.out, ']')
 	// Keep this answer when more than its last row is new: when only the
 	// current kline changed, the kept answer serves the next call as well.
-	if len(w.marks) > 1 || (len(kept) == 0 && len(w.marks) > 0) {
+	if m.max > 0 && (len(w.marks) > 1 || (len(kept) == 0 && len(w.marks) > 0)) {
 		m.put(key, &klineSnapshot{
 			in:   bytes.Clone(in),
 			out:  bytes.Clone(out[start:]),

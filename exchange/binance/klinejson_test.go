@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/exgate/exgate"
@@ -180,6 +181,27 @@ func TestAppendRecentKlinesJSON(t *testing.T) {
 			kept = s
 		}
 	}
+
+	// Concurrent calls share the kept answers (run with -race).
+	ks, err := e.ex.RecentKlines(t.Context(), e.cred, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := exgate.AppendKlinesJSON(nil, ks)
+	want = want[:bytes.LastIndex(want, []byte(`{"openTime":`))]
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 5 {
+				got, err := e.ex.AppendRecentKlinesJSON(t.Context(), nil, e.cred, req)
+				if err != nil || !bytes.HasPrefix(got, want) {
+					t.Errorf("concurrent call: %v, or JSON differs before the current kline", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func BenchmarkKlinesJSON(b *testing.B) {
@@ -265,5 +287,25 @@ func TestParseCount(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("parseCount(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
 		}
+	}
+}
+
+// TestKlineMemoryOff checks that a negative KlineMemory keeps nothing and
+// converts every answer whole, to the same JSON.
+func TestKlineMemoryOff(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.KlineMemory = -1 })
+	req := exgate.KlineRequest{Symbol: btcusdt, Interval: exgate.Interval1h, Limit: 20}
+	for range 2 {
+		got, err := e.ex.AppendRecentKlinesJSON(t.Context(), nil, e.cred, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks, err := e.ex.RecentKlines(t.Context(), e.cred, req)
+		if err != nil || !bytes.Equal(got, exgate.AppendKlinesJSON(nil, ks)) {
+			t.Fatalf("JSON differs from RecentKlines: %v", err)
+		}
+	}
+	if n := len(e.ex.klines.byCall); n != 0 {
+		t.Errorf("%d answers kept with KlineMemory -1", n)
 	}
 }
