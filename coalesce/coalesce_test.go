@@ -30,6 +30,16 @@ func (s *slowMarket) RecentKlines(ctx context.Context, _ exgate.Credential, req 
 	return make([]exgate.Kline, req.Limit), nil
 }
 
+// releaseWhenCalled lets the callers reach the shared call, then releases
+// it.
+func (s *slowMarket) releaseWhenCalled() {
+	for s.calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(s.release)
+}
+
 func (s *slowMarket) OrderBook(ctx context.Context, _ exgate.Credential, req exgate.OrderBookRequest) (exgate.OrderBook, error) {
 	s.calls.Add(1)
 	<-s.release
@@ -56,12 +66,7 @@ func TestThousandIdenticalRequestsShareOneCall(t *testing.T) {
 		})
 	}
 	started.Wait()
-	// Let the goroutines reach the shared call before releasing it.
-	for up.calls.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
-	close(up.release)
+	up.releaseWhenCalled()
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -208,11 +213,7 @@ func TestJSONFromTheAdapter(t *testing.T) {
 			answers <- b
 		})
 	}
-	for up.calls.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
-	close(up.release)
+	up.releaseWhenCalled()
 	wg.Wait()
 	close(answers)
 	want := exgate.AppendKlinesJSON(nil, make([]exgate.Kline, 3))
