@@ -35,8 +35,11 @@ func (e *Exchange) AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred 
 	if err != nil {
 		return dst, err
 	}
-	bp := answerBuffers.Get().(*[]byte)
-	defer answerBuffers.Put(bp)
+	bp, _ := e.klines.buffers.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	defer e.klines.buffers.Put(bp)
 	*bp = (*bp)[:0]
 	call.into = bp
 	if _, err := e.c.doText(ctx, call.request); err != nil {
@@ -49,15 +52,14 @@ func (e *Exchange) AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred 
 	return out, nil
 }
 
-// answerBuffers are the buffers klines answers are read into.
-var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
 // klineMemo keeps the last answer to each klines request.
 type klineMemo struct {
 	mu     sync.Mutex
 	max    int // bytes
 	bytes  int
 	byCall map[string]*klineSnapshot
+	// buffers are the buffers klines answers are read into.
+	buffers sync.Pool
 }
 
 func newKlineMemo(maxBytes int) *klineMemo {
