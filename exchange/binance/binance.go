@@ -667,7 +667,7 @@ func newKlineRows(iv exgate.Interval) klineRows {
 // the open time of the row before it, or -1 for the first.
 func (c klineRows) convert(i int, r *rawKline, prev int64, k *exgate.Kline, trades *uint64) error {
 	var err error
-	if k.OpenTime, err = parseCount(r.open); err != nil || k.OpenTime < 0 {
+	if k.OpenTime, err = parseCount(r.open); err != nil {
 		return fmt.Errorf("kline %d open time %.40q", i, r.open)
 	}
 	for j := range r.values {
@@ -681,7 +681,7 @@ func (c klineRows) convert(i int, r *rawKline, prev int64, k *exgate.Kline, trad
 	}
 	k.OpenPrice, k.HighPrice, k.LowPrice, k.ClosePrice, k.Volume = r.values[0], r.values[1], r.values[2], r.values[3], r.values[4]
 	n, err := parseCount(r.trades)
-	if err != nil || n < 0 {
+	if err != nil {
 		return fmt.Errorf("kline %d trade count %.40q", i, r.trades)
 	}
 	*trades = uint64(n)
@@ -698,8 +698,8 @@ func (c klineRows) convert(i int, r *rawKline, prev int64, k *exgate.Kline, trad
 }
 
 // parseCount reads a JSON number that should be a count or a time in
-// milliseconds: digits only (no sign, fraction or exponent), at most what
-// an int64 holds.
+// milliseconds: digits only (no sign, fraction or exponent), so never
+// negative, and at most what an int64 holds.
 func parseCount(s string) (int64, error) {
 	if len(s) == 0 || len(s) > 19 {
 		return 0, errNotCount

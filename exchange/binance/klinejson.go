@@ -24,8 +24,9 @@ import (
 // interval (part of the request) and the open time of the row before it
 // (identical too); klinejson_test.go and FuzzKlineMemo check exactly that.
 
-// klineMemoBytes (Options.KlineMemory) bounds the memory of the kept answers: a 500-kline answer
-// and its JSON are about 200 KB together, so this holds some 160 of them.
+// klineMemoBytes is the default of Options.KlineMemory, the bound on the
+// memory of the kept answers: a 500-kline answer and its JSON are about
+// 200 KB together, so this holds some 160 of them.
 const klineMemoBytes = 32 << 20
 
 // AppendRecentKlinesJSON is RecentKlines encoded as the API answers it

@@ -8,7 +8,8 @@
 // against recvWindow, parameter names, mandatory parameters and values,
 // symbol filters and balances. Market orders fill against a static,
 // deterministic order book (levels are not consumed) and move balances;
-// klines are a pure function of symbol, interval and time. Static answers
+// klines are a pure function of symbol, interval and time (unless
+// TickCurrentKline makes the current one change on every call). Static answers
 // (exchangeInfo, depth, klines of the current interval, account) are
 // encoded once and served from memory.
 //
