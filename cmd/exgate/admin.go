@@ -78,7 +78,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 // createClientKey makes a key pair: a public key of 32 base32 characters
 // and a 256-bit secret in base64url, which clients use as the raw bytes of
 // the HMAC key.
-func createClientKey(ctx context.Context, st appStore, label string) (exgate.ClientKey, error) {
+func createClientKey(ctx context.Context, st exgate.Store, label string) (exgate.ClientKey, error) {
 	if len(label) > 200 {
 		return exgate.ClientKey{}, errors.New("--label must be at most 200 characters")
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/kraken"
 	"github.com/exgate/exgate/internal/secretbox"
 	"github.com/exgate/exgate/postgres"
@@ -138,7 +139,7 @@ func isPostgresURL(u string) bool {
 
 // openStore opens PostgreSQL or the SQLite file in the data dir, with the
 // master key from the environment or, for SQLite, the data dir.
-func openStore(ctx context.Context, c *config) (appStore, error) {
+func openStore(ctx context.Context, c *config) (exgate.Store, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ const demoExchangeKey = "demo"
 
 // ensureDemo returns the demo client key (created on first run) and its
 // sim exchange key named demo, with every permission.
-func ensureDemo(ctx context.Context, st appStore) (exgate.ClientKey, exgate.Credential, error) {
+func ensureDemo(ctx context.Context, st exgate.Store) (exgate.ClientKey, exgate.Credential, error) {
 	var key exgate.ClientKey
 	keys, err := st.ListClientKeys(ctx)
 	if err != nil {
@@ -53,7 +53,7 @@ func ensureDemo(ctx context.Context, st appStore) (exgate.ClientKey, exgate.Cred
 
 // printDemo ensures the demo keys and prints them, the sim balances and a
 // curl command that fetches the balances, signature included.
-func printDemo(ctx context.Context, st appStore, simEx exgate.Exchange, w io.Writer, baseURL string) error {
+func printDemo(ctx context.Context, st exgate.Store, simEx exgate.Exchange, w io.Writer, baseURL string) error {
 	key, cred, err := ensureDemo(ctx, st)
 	if err != nil {
 		return err

@@ -190,7 +190,7 @@ func servePprof(ctx context.Context, addr string, log *slog.Logger) {
 
 // buildGateway wires the exchanges, the journal and the HTTP API over a
 // store and shared state.
-func buildGateway(cfg *config, st appStore, state *sharedState, log *slog.Logger) (http.Handler, *journal.Service, map[string]exgate.Exchange) {
+func buildGateway(cfg *config, st exgate.Store, state *sharedState, log *slog.Logger) (http.Handler, *journal.Service, map[string]exgate.Exchange) {
 	adapters := map[string]exgate.Exchange{
 		exgate.ExchangeSim: sim.New(sim.Options{Ledger: st}),
 		exgate.ExchangeBinance: binance.New(binance.Options{
