@@ -9,6 +9,7 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/client"
+	"github.com/exgate/exgate/cmd/internal/gateway"
 )
 
 // demoLabel marks the client key demo creates and reuses.
@@ -34,7 +35,7 @@ func ensureDemo(ctx context.Context, st exgate.Store) (exgate.ClientKey, exgate.
 		}
 	}
 	if key.APIKey == "" {
-		if key, err = createClientKey(ctx, st, demoLabel); err != nil {
+		if key, err = gateway.NewClientKey(ctx, st, demoLabel); err != nil {
 			return key, exgate.Credential{}, fmt.Errorf("demo: %w", err)
 		}
 	}
