@@ -39,40 +39,32 @@ var dialect = sqlstore.Dialect{
 // Store is the PostgreSQL store. It is safe for concurrent use.
 type Store struct {
 	*sqlstore.Store
-	pool *pgxpool.Pool
 }
 
 // Open connects to the database at url (postgres://...; a search_path
-// parameter selects the schema, pool_max_conns the pool's size), applies
-// pending migrations and returns the store. masterKey is the 32-byte key
-// secrets are sealed under.
+// parameter selects the schema; pool_max_conns and the other pgxpool
+// parameters size the pool), applies pending migrations and returns the
+// store. masterKey is the 32-byte key secrets are sealed under.
 func Open(ctx context.Context, url string, masterKey []byte) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// The error may quote the URL, password included.
 		return nil, errors.New("postgres: invalid database URL")
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: connect: %w", err)
-	}
-	db := stdlib.OpenDBFromPool(pool)
+	// database/sql keeps the pool, sized as pgxpool would size it.
+	db := stdlib.OpenDB(*cfg.ConnConfig)
+	db.SetMaxOpenConns(int(cfg.MaxConns))
+	db.SetMaxIdleConns(int(cfg.MaxConns))
+	db.SetConnMaxLifetime(cfg.MaxConnLifetime)
+	db.SetConnMaxIdleTime(cfg.MaxConnIdleTime)
 	core, err := sqlstore.New(dialect, db, db, masterKey)
 	if err != nil {
-		pool.Close()
+		_ = db.Close()
 		return nil, err
 	}
-	s := &Store{Store: core, pool: pool}
 	if err := core.Migrate(ctx); err != nil {
-		_ = s.Close()
+		_ = core.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	return s, nil
-}
-
-// Close closes every connection.
-func (s *Store) Close() error {
-	err := s.Store.Close()
-	s.pool.Close()
-	return err
+	return &Store{Store: core}, nil
 }
