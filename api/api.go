@@ -1,14 +1,11 @@
 // Package api holds exgate's OpenAPI document, the machine-readable form of
-// the HTTP API contract of DESIGN.md section 2.
+// the HTTP API contract of DESIGN.md section 2. The server only serves its
+// bytes; parsing and validating it (kin-openapi) is test code, in
+// api/openapitest, so that the server binary does not link a YAML parser
+// and a JSON-schema engine.
 package api
 
-import (
-	"context"
-	_ "embed"
-	"fmt"
-
-	"github.com/getkin/kin-openapi/openapi3"
-)
+import _ "embed"
 
 //go:embed openapi.yaml
 var spec []byte
@@ -16,16 +13,3 @@ var spec []byte
 // Spec returns the OpenAPI document as YAML. The caller must not modify the
 // returned slice.
 func Spec() []byte { return spec }
-
-// Load parses and validates the OpenAPI document.
-func Load() (*openapi3.T, error) {
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(spec)
-	if err != nil {
-		return nil, fmt.Errorf("api: load openapi.yaml: %w", err)
-	}
-	if err := doc.Validate(context.Background()); err != nil {
-		return nil, fmt.Errorf("api: validate openapi.yaml: %w", err)
-	}
-	return doc, nil
-}

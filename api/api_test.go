@@ -11,13 +11,14 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/api"
+	"github.com/exgate/exgate/api/openapitest"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
 )
 
 func load(t *testing.T) *openapi3.T {
 	t.Helper()
-	doc, err := api.Load()
+	doc, err := openapitest.Load()
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/postgres"
 	"github.com/exgate/exgate/storetest"
 )
@@ -32,7 +33,7 @@ type testStore struct {
 }
 
 var (
-	_ storetest.Store   = (*postgres.Store)(nil)
+	_ exgate.Store      = (*postgres.Store)(nil)
 	_ storetest.Harness = (*testStore)(nil)
 )
 
@@ -128,7 +129,7 @@ func (s *testStore) RawExec(ctx context.Context, query string) error {
 	return err
 }
 
-func (s *testStore) Reopen(t *testing.T, masterKey []byte) storetest.Store {
+func (s *testStore) Reopen(t *testing.T, masterKey []byte) exgate.Store {
 	if masterKey == nil {
 		masterKey = s.key
 	}
@@ -138,7 +139,7 @@ func (s *testStore) Reopen(t *testing.T, masterKey []byte) storetest.Store {
 func (s *testStore) SetNow(now func() time.Time) { s.Now = now }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Store {
+	storetest.Run(t, func(t *testing.T) exgate.Store {
 		return open(t, freshSchema(t), testKey())
 	})
 }

@@ -1,22 +1,19 @@
-// Package sqlite is exgate's embedded store: client keys, exchange
-// credentials, the order and withdrawal journal and the simulated
-// exchange's paper ledger, in one SQLite file (modernc.org/sqlite, pure
-// Go, no cgo).
+// Package sqlite is exgate's embedded store: exgate.Store in one SQLite
+// file (modernc.org/sqlite, pure Go, no cgo).
 //
-// The file is opened in WAL mode with foreign keys on. All writes go
-// through a single connection and start with BEGIN IMMEDIATE, so writers in
-// this process queue instead of failing with SQLITE_BUSY, and writers in
-// other processes (admin commands) wait up to the busy timeout. Reads use a
-// separate pool of read-only connections. Secrets are sealed with
-// internal/secretbox under the master key.
-//
-// Package postgres implements the same contract; storetest holds both to it.
+// The store itself is internal/sqlstore, which package postgres opens too;
+// this package holds how the file is opened. The file
+// is opened in WAL mode with foreign keys on. All writes go through a
+// single connection and start with BEGIN IMMEDIATE, so writers in this
+// process queue instead of failing with SQLITE_BUSY, and writers in other
+// processes (admin commands) wait up to the busy timeout; a write
+// transaction holds the whole file, so no row needs locking. Reads use a
+// separate pool of read-only connections.
 package sqlite
 
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
 	"net/url"
@@ -28,25 +25,22 @@ import (
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/exgate/exgate/internal/migration"
-	"github.com/exgate/exgate/internal/secretbox"
+	"github.com/exgate/exgate/internal/sqlstore"
 )
 
 // busyTimeout is how long a write waits for another process's write lock.
 const busyTimeout = 10 * time.Second
 
-//go:embed migrations/*.sql
-var migrationFiles embed.FS
+// dialect is what SQLite does differently from PostgreSQL.
+var dialect = sqlstore.Dialect{
+	Name: "sqlite",
+	// Exactly INTEGER PRIMARY KEY: the rowid; AUTOINCREMENT: never reused.
+	Types: sqlstore.Types{Int: "INTEGER", Bytes: "BLOB", Serial: "INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT"},
+}
 
 // Store is the SQLite store. It is safe for concurrent use.
 type Store struct {
-	// Now returns the current time, for the timestamps the store assigns.
-	// It defaults to time.Now; set it before the store is used.
-	Now func() time.Time
-
-	write *sql.DB // one connection: every write transaction
-	read  *sql.DB // read-only connections
-	box   *secretbox.Box
+	*sqlstore.Store
 }
 
 // Open opens (creating it if needed) the SQLite database file at path,
@@ -56,11 +50,6 @@ func Open(ctx context.Context, path string, masterKey []byte) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlite: invalid database path %q", path)
 	}
-	box, err := secretbox.New(masterKey)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-
 	// The file holds sealed secrets and the journal: create it private.
 	// SQLite gives its -wal and -shm files the same mode.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
@@ -70,91 +59,63 @@ func Open(ctx context.Context, path string, masterKey []byte) (*Store, error) {
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	write, read, err := openPools(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	core, err := sqlstore.New(dialect, write, read, masterKey)
+	if err != nil {
+		_ = errors.Join(write.Close(), read.Close())
+		return nil, err
+	}
+	// The read connections are opened when first used: after the
+	// migrations have switched the file to WAL mode.
+	err = migrateWhenFree(ctx, func() error { return core.Migrate(ctx) })
+	if err == nil {
+		err = read.PingContext(ctx)
+	}
+	if err != nil {
+		_ = core.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	return &Store{Store: core}, nil
+}
 
+// openPools opens the single write connection and the read-only pool on
+// the file at path.
+func openPools(path string) (write, read *sql.DB, err error) {
 	params := url.Values{}
 	params.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 	params.Add("_pragma", "foreign_keys(1)")
 	params.Add("_pragma", "journal_mode(WAL)")
 	params.Set("_txlock", "immediate")
-	write, err := sql.Open("sqlite", path+"?"+params.Encode())
+	write, err = sql.Open("sqlite", path+"?"+params.Encode())
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		return nil, nil, err
 	}
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxLifetime(0)
 	write.SetConnMaxIdleTime(0)
 
-	s := &Store{write: write, box: box}
-	if err := s.migrateWhenFree(ctx); err != nil {
-		_ = write.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
-	}
-
 	params.Add("_pragma", "query_only(1)")
 	params.Del("_txlock")
-	read, err := sql.Open("sqlite", path+"?"+params.Encode())
+	read, err = sql.Open("sqlite", path+"?"+params.Encode())
 	if err != nil {
 		_ = write.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		return nil, nil, err
 	}
-	if err := read.PingContext(ctx); err != nil {
-		_ = write.Close()
-		_ = read.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
-	}
-	s.read = read
-	return s, nil
-}
-
-// Close closes the database.
-func (s *Store) Close() error {
-	return errors.Join(s.read.Close(), s.write.Close())
-}
-
-// Ping checks that the database can be read and written.
-func (s *Store) Ping(ctx context.Context) error {
-	if err := s.read.PingContext(ctx); err != nil {
-		return fmt.Errorf("sqlite: ping: %w", err)
-	}
-	if err := s.write.PingContext(ctx); err != nil {
-		return fmt.Errorf("sqlite: ping: %w", err)
-	}
-	return nil
-}
-
-func (s *Store) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
-// inTx runs fn in a write transaction (BEGIN IMMEDIATE on the single write
-// connection) and commits it when fn returns nil.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return write, read, nil
 }
 
 // migrateWhenFree runs migrate, trying again for up to busyTimeout while
 // the file is busy. Processes that open a new file at the same moment
 // (serve and an admin command) race to switch it to WAL mode, and SQLite
 // answers that race with SQLITE_BUSY at once, without its busy handler.
-func (s *Store) migrateWhenFree(ctx context.Context) error {
+func migrateWhenFree(ctx context.Context, migrate func() error) error {
 	deadline := time.Now().Add(busyTimeout)
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
-		err := s.migrate(ctx)
+		err := migrate()
 		if !isBusy(err) || time.Now().After(deadline) {
 			return err
 		}
@@ -173,68 +134,4 @@ func (s *Store) migrateWhenFree(ctx context.Context) error {
 func isBusy(err error) bool {
 	e, ok := errors.AsType[*sqlite.Error](err)
 	return ok && e.Code()&0xff == sqlite3.SQLITE_BUSY
-}
-
-// migrate applies the pending migrations in one write transaction, which
-// holds SQLite's write lock: a second process opening the file at the same
-// time waits and then finds them applied.
-func (s *Store) migrate(ctx context.Context) error {
-	migrations, err := migration.Load(migrationFiles, "migrations")
-	if err != nil {
-		return err
-	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-			version    INTEGER NOT NULL PRIMARY KEY,
-			name       TEXT    NOT NULL,
-			applied_at INTEGER NOT NULL
-		)`); err != nil {
-			return fmt.Errorf("create schema_migrations: %w", err)
-		}
-		applied := map[int64]bool{}
-		rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
-		if err != nil {
-			return fmt.Errorf("read schema_migrations: %w", err)
-		}
-		for rows.Next() {
-			var v int64
-			if err := rows.Scan(&v); err != nil {
-				_ = rows.Close()
-				return fmt.Errorf("read schema_migrations: %w", err)
-			}
-			applied[v] = true
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read schema_migrations: %w", err)
-		}
-		for _, m := range migrations {
-			if applied[m.Version] {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-				return fmt.Errorf("migration %s: %w", m.Name, err)
-			}
-			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.Version, m.Name, s.now().UnixNano()); err != nil {
-				return fmt.Errorf("migration %s: %w", m.Name, err)
-			}
-		}
-		return nil
-	})
-}
-
-// unixNano is how the store writes a time: Unix nanoseconds.
-func unixNano(t time.Time) int64 { return t.UnixNano() }
-
-// fromUnixNano reads a time written by unixNano, in UTC.
-func fromUnixNano(n int64) time.Time { return time.Unix(0, n).UTC() }
-
-// nilIfEmpty returns nil for an empty byte slice, so that stored blobs read
-// back the same whether they were written as nil or empty.
-func nilIfEmpty(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
 }

@@ -26,7 +26,7 @@ type testStore struct {
 }
 
 var (
-	_ storetest.Store   = (*sqlite.Store)(nil)
+	_ exgate.Store      = (*sqlite.Store)(nil)
 	_ storetest.Harness = (*testStore)(nil)
 )
 
@@ -90,7 +90,7 @@ func (s *testStore) RawExec(ctx context.Context, query string) error {
 	return err
 }
 
-func (s *testStore) Reopen(t *testing.T, masterKey []byte) storetest.Store {
+func (s *testStore) Reopen(t *testing.T, masterKey []byte) exgate.Store {
 	if masterKey == nil {
 		masterKey = s.key
 	}
@@ -100,7 +100,7 @@ func (s *testStore) Reopen(t *testing.T, masterKey []byte) storetest.Store {
 func (s *testStore) SetNow(now func() time.Time) { s.Now = now }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Store {
+	storetest.Run(t, func(t *testing.T) exgate.Store {
 		return open(t, filepath.Join(t.TempDir(), "exgate.db"), testKey())
 	})
 }

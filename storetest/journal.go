@@ -250,7 +250,7 @@ func (s suite) testUnfinishedIntents(t *testing.T) {
 func (s suite) testConcurrentClientRef(t *testing.T) {
 	e := s.newEnv(t)
 	ctx := t.Context()
-	stores := []Store{e.Store, e.reopen(t)}
+	stores := []exgate.Store{e.Store, e.reopen(t)}
 	const n = 20
 	errs := make([]error, n)
 	var wg sync.WaitGroup

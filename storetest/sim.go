@@ -255,7 +255,7 @@ func (s suite) testConcurrentSimSpending(t *testing.T) {
 	if err := e.EnsureSimAccount(ctx, cred.ID, changes(t, "BTC", "10", "USDT", "0")); err != nil {
 		t.Fatal(err)
 	}
-	stores := []Store{e.Store, e.reopen(t)}
+	stores := []exgate.Store{e.Store, e.reopen(t)}
 	const n = 50 // each spends 1 BTC of 10
 	errs := make([]error, n)
 	var wg sync.WaitGroup

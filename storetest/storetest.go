@@ -1,4 +1,4 @@
-// Package storetest is the conformance suite every exgate store passes:
+// Package storetest is the conformance suite every exgate.Store passes:
 // package sqlite and package postgres run the same Run from their tests, so
 // that both backends behave identically, down to their error values.
 //
@@ -17,71 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/exgate/exgate"
 )
 
-// Store is the contract of an exgate store.
-type Store interface {
-	Close() error
-	Ping(ctx context.Context) error
-
-	// CreateClientKey returns an error wrapping exgate.ErrConflict when
-	// the API key exists.
-	CreateClientKey(ctx context.Context, k exgate.ClientKey) error
-	// ClientKey returns revoked keys too, with the secret; an error
-	// wrapping exgate.ErrNotFound when there is none.
-	ClientKey(ctx context.Context, apiKey string) (exgate.ClientKey, error)
-	// ListClientKeys returns the keys without secrets.
-	ListClientKeys(ctx context.Context) ([]exgate.ClientKey, error)
-	// RevokeClientKey returns an error wrapping exgate.ErrNotFound when
-	// there is no such key.
-	RevokeClientKey(ctx context.Context, apiKey string) error
-
-	// AddCredential assigns ID and CreatedAt; an error wrapping
-	// exgate.ErrConflict for a duplicate name and exgate.ErrNotFound when
-	// the client key is unknown or revoked.
-	AddCredential(ctx context.Context, c exgate.Credential) (exgate.Credential, error)
-	// Credential returns the credential with its secrets; an error
-	// wrapping exgate.ErrNotFound when there is none.
-	Credential(ctx context.Context, apiKey, name string) (exgate.Credential, error)
-	// ListCredentials returns the credentials without secrets.
-	ListCredentials(ctx context.Context, apiKey string) ([]exgate.Credential, error)
-	// RemoveCredential returns an error wrapping exgate.ErrNotFound when
-	// there is no such credential.
-	RemoveCredential(ctx context.Context, apiKey, name string) error
-
-	// CreateIntent returns an error wrapping exgate.ErrConflict for a
-	// duplicate ID or (client key, kind, non-empty client ref).
-	CreateIntent(ctx context.Context, in exgate.Intent) error
-	// Intent returns an error wrapping exgate.ErrNotFound when there is
-	// none.
-	Intent(ctx context.Context, id string) (exgate.Intent, error)
-	// IntentByClientRef returns an error wrapping exgate.ErrNotFound when
-	// there is none.
-	IntentByClientRef(ctx context.Context, apiKey string, kind exgate.IntentKind, ref string) (exgate.Intent, error)
-	// UpdateIntent returns an error wrapping exgate.ErrNotFound when there
-	// is no such intent.
-	UpdateIntent(ctx context.Context, id string, state exgate.IntentState, status int, response []byte) error
-	// UnfinishedIntents returns intents that are not final, oldest first.
-	UnfinishedIntents(ctx context.Context, limit int) ([]exgate.Intent, error)
-
-	// EnsureSimAccount returns an error wrapping exgate.ErrNotFound when
-	// the credential does not exist.
-	EnsureSimAccount(ctx context.Context, credentialID int64, initial []exgate.BalanceChange) error
-	// SimBalances returns an error wrapping exgate.ErrNotFound when the
-	// account was never opened.
-	SimBalances(ctx context.Context, credentialID int64) (map[string]decimal.Decimal, error)
-	// ApplySimOperation returns an error wrapping exgate.ErrConflict,
-	// exgate.ErrInsufficientFunds or exgate.ErrNotFound, changing nothing.
-	ApplySimOperation(ctx context.Context, credentialID int64, op exgate.SimOperation) error
-	// SimOperation returns an error wrapping exgate.ErrNotFound when there
-	// is none.
-	SimOperation(ctx context.Context, credentialID int64, id string) (exgate.SimOperation, error)
-}
-
-// Harness is what the suite needs beyond Store. The value open returns
+// Harness is what the suite needs beyond exgate.Store. The value open returns
 // must implement it.
 type Harness interface {
 	// RawQuery runs a query directly on the store's database and returns
@@ -92,7 +31,7 @@ type Harness interface {
 	// Reopen opens a second store on the same database, as another
 	// instance would, under masterKey (the first store's key when nil). It
 	// closes it when the test ends.
-	Reopen(t *testing.T, masterKey []byte) Store
+	Reopen(t *testing.T, masterKey []byte) exgate.Store
 	// SetNow sets the clock the store reads; it is called before the
 	// store is used.
 	SetNow(now func() time.Time)
@@ -100,7 +39,7 @@ type Harness interface {
 
 // Run runs the suite. open returns a new, empty store (that also implements
 // Harness) and closes it when the test ends.
-func Run(t *testing.T, open func(t *testing.T) Store) {
+func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 	s := suite{open: open}
 	tests := []struct {
 		name string
@@ -128,12 +67,12 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 
 // suite holds what every test needs.
 type suite struct {
-	open func(t *testing.T) Store
+	open func(t *testing.T) exgate.Store
 }
 
 // env is one test's store, harness and clock.
 type env struct {
-	Store
+	exgate.Store
 	h     Harness
 	clock *clock
 }
@@ -156,7 +95,7 @@ func (s suite) newEnv(t *testing.T) env {
 }
 
 // reopen opens a second instance on e's database with the same clock.
-func (e env) reopen(t *testing.T) Store {
+func (e env) reopen(t *testing.T) exgate.Store {
 	t.Helper()
 	st := e.h.Reopen(t, nil)
 	if h, ok := st.(Harness); ok {

@@ -22,6 +22,18 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 )
 
+// Load parses and validates the OpenAPI document.
+func Load() (*openapi3.T, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(api.Spec())
+	if err != nil {
+		return nil, fmt.Errorf("openapitest: load openapi.yaml: %w", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("openapitest: validate openapi.yaml: %w", err)
+	}
+	return doc, nil
+}
+
 // Validator matches requests to the document's operations and checks
 // answers against them. It is safe for concurrent use.
 type Validator struct {
@@ -47,7 +59,7 @@ func New(tb testing.TB) *Validator {
 // alone (/v1/..., /healthz, /readyz).
 func NewValidator() (*Validator, error) {
 	// The router validates the document, so it is parsed here rather than
-	// through api.Load, which would validate it a second time.
+	// through Load, which would validate it a second time.
 	doc, err := openapi3.NewLoader().LoadFromData(api.Spec())
 	if err != nil {
 		return nil, fmt.Errorf("openapitest: load the document: %w", err)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -11,9 +9,9 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/cmd/internal/gateway"
 )
 
 func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -21,7 +19,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		return errors.New("usage: exgate keys create|list|revoke")
 	}
 	sub := args[0]
-	fs, cfg := newFlagSet("keys "+sub, getenv, stderr, false)
+	fs, cfg := gateway.NewFlagSet("keys "+sub, getenv, stderr, false)
 	label := fs.String("label", "", "a label for the key (create)")
 	apiKey := fs.String("api-key", "", "the client API key (revoke)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -35,14 +33,14 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	default:
 		return fmt.Errorf("unknown keys command %q (want create, list or revoke)", sub)
 	}
-	st, err := openStore(ctx, cfg)
+	st, err := gateway.OpenStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	switch sub {
 	case "create":
-		k, err := createClientKey(ctx, st, *label)
+		k, err := gateway.NewClientKey(ctx, st, *label)
 		if err != nil {
 			return err
 		}
@@ -75,35 +73,12 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	}
 }
 
-// createClientKey makes a key pair: a public key of 32 base32 characters
-// and a 256-bit secret in base64url, which clients use as the raw bytes of
-// the HMAC key.
-func createClientKey(ctx context.Context, st appStore, label string) (exgate.ClientKey, error) {
-	if len(label) > 200 {
-		return exgate.ClientKey{}, errors.New("--label must be at most 200 characters")
-	}
-	var secret [32]byte
-	var public [20]byte
-	_, _ = rand.Read(secret[:])
-	_, _ = rand.Read(public[:])
-	k := exgate.ClientKey{
-		APIKey:    strings.ToLower(base32.StdEncoding.EncodeToString(public[:])),
-		Secret:    base64.RawURLEncoding.EncodeToString(secret[:]),
-		Label:     label,
-		CreatedAt: time.Now().UTC(),
-	}
-	if err := st.CreateClientKey(ctx, k); err != nil {
-		return exgate.ClientKey{}, fmt.Errorf("create key: %w", err)
-	}
-	return k, nil
-}
-
 func runExchangeKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("usage: exgate exchange-keys add|list|remove")
 	}
 	sub := args[0]
-	fs, cfg := newFlagSet("exchange-keys "+sub, getenv, stderr, false)
+	fs, cfg := gateway.NewFlagSet("exchange-keys "+sub, getenv, stderr, false)
 	apiKey := fs.String("api-key", "", "the client API key the exchange key belongs to")
 	name := fs.String("name", "", "the exchange key's name, sent by clients in X-API-EXCHANGE-KEY")
 	exchange := fs.String("exchange", "", "binance, kraken, gateio or sim")
@@ -140,7 +115,7 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 	default:
 		return fmt.Errorf("unknown exchange-keys command %q (want add, list or remove)", sub)
 	}
-	st, err := openStore(ctx, cfg)
+	st, err := gateway.OpenStore(ctx, cfg)
 	if err != nil {
 		return err
 	}

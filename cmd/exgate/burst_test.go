@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/cmd/internal/gateway"
 	"github.com/exgate/exgate/exchange/binance/binancefake"
 	"github.com/exgate/exgate/internal/loadtest"
 )
@@ -41,22 +42,22 @@ func TestBurstNeverFloodsBinance(t *testing.T) {
 	t.Cleanup(counting.Close)
 
 	ctx := t.Context()
-	cfg := &config{dataDir: t.TempDir(), binanceURL: counting.URL, krakenURL: "http://127.0.0.1:1", gateioURL: "http://127.0.0.1:1",
-		requestTimeout: time.Second}
-	st, err := openStore(ctx, cfg)
+	cfg := &gateway.Config{DataDir: t.TempDir(), BinanceURL: counting.URL, KrakenURL: "http://127.0.0.1:1", GateioURL: "http://127.0.0.1:1",
+		RequestTimeout: time.Second}
+	st, err := gateway.OpenStore(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	state, _ := openState(ctx, cfg)
-	key, err := createClientKey(ctx, st, "burst")
+	state, _ := gateway.OpenState(ctx, cfg)
+	key, err := gateway.NewClientKey(ctx, st, "burst")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "b", Exchange: exgate.ExchangeBinance, Key: "bk", Secret: "bs"}); err != nil {
 		t.Fatal(err)
 	}
-	h, _, _ := buildGateway(cfg, st, state, slog.New(slog.DiscardHandler))
+	h, _, _ := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
 	gw := httptest.NewServer(h)
 	t.Cleanup(gw.Close)
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/client"
+	"github.com/exgate/exgate/cmd/internal/gateway"
 )
 
 // demoLabel marks the client key demo creates and reuses.
@@ -19,7 +20,7 @@ const demoExchangeKey = "demo"
 
 // ensureDemo returns the demo client key (created on first run) and its
 // sim exchange key named demo, with every permission.
-func ensureDemo(ctx context.Context, st appStore) (exgate.ClientKey, exgate.Credential, error) {
+func ensureDemo(ctx context.Context, st exgate.Store) (exgate.ClientKey, exgate.Credential, error) {
 	var key exgate.ClientKey
 	keys, err := st.ListClientKeys(ctx)
 	if err != nil {
@@ -34,7 +35,7 @@ func ensureDemo(ctx context.Context, st appStore) (exgate.ClientKey, exgate.Cred
 		}
 	}
 	if key.APIKey == "" {
-		if key, err = createClientKey(ctx, st, demoLabel); err != nil {
+		if key, err = gateway.NewClientKey(ctx, st, demoLabel); err != nil {
 			return key, exgate.Credential{}, fmt.Errorf("demo: %w", err)
 		}
 	}
@@ -53,7 +54,7 @@ func ensureDemo(ctx context.Context, st appStore) (exgate.ClientKey, exgate.Cred
 
 // printDemo ensures the demo keys and prints them, the sim balances and a
 // curl command that fetches the balances, signature included.
-func printDemo(ctx context.Context, st appStore, simEx exgate.Exchange, w io.Writer, baseURL string) error {
+func printDemo(ctx context.Context, st exgate.Store, simEx exgate.Exchange, w io.Writer, baseURL string) error {
 	key, cred, err := ensureDemo(ctx, st)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/cmd/internal/gateway"
 	"github.com/exgate/exgate/exchange/binance/binancefake"
 	"github.com/exgate/exgate/internal/loadtest"
 )
@@ -75,17 +76,17 @@ func BenchmarkProxyKlines(b *testing.B) {
 // requests (limit 500).
 func newKlinesGateway(tb testing.TB, upstream string, coalescing bool) (http.Handler, func() *http.Request) {
 	tb.Helper()
-	cfg := &config{dataDir: tb.TempDir(), binanceURL: upstream, krakenURL: "http://127.0.0.1:1", gateioURL: "http://127.0.0.1:1", logFormat: "text", coalesce: coalescing}
-	st, err := openStore(tb.Context(), cfg)
+	cfg := &gateway.Config{DataDir: tb.TempDir(), BinanceURL: upstream, KrakenURL: "http://127.0.0.1:1", GateioURL: "http://127.0.0.1:1", LogFormat: "text", Coalesce: coalescing}
+	st, err := gateway.OpenStore(tb.Context(), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { st.Close() })
-	state, err := openState(tb.Context(), cfg)
+	state, err := gateway.OpenState(tb.Context(), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	key, err := createClientKey(tb.Context(), st, "bench")
+	key, err := gateway.NewClientKey(tb.Context(), st, "bench")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func newKlinesGateway(tb testing.TB, upstream string, coalescing bool) (http.Han
 		Key: "benchkey", Secret: "benchsecret", Permissions: []exgate.Permission{exgate.PermissionRead}}); err != nil {
 		tb.Fatal(err)
 	}
-	h, _, _ := buildGateway(cfg, st, state, slog.New(slog.DiscardHandler))
+	h, _, _ := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
 	return h, func() *http.Request {
 		target, err := loadtest.SignedURL("http://gateway/v1/market/recent-klines?"+benchQuery, key.Secret)
 		if err != nil {

@@ -1,6 +1,7 @@
 // Command exgate is the exchange gateway: the server (serve, demo), the
 // admin commands that manage client keys and exchange credentials in its
-// store (keys, exchange-keys) and a signing client (call).
+// store (keys, exchange-keys) and a signing client (call). The load tool
+// is a command of its own, cmd/exgate-bench.
 package main
 
 import (
@@ -34,7 +35,6 @@ commands:
   exchange-keys list --api-key K
   exchange-keys remove --api-key K --name N
   call METHOD PATH [name=value ...]   sign and send one request
-  bench run|compare|idle [flags]      load tool (docs/PERFORMANCE.md)
 
 Run 'exgate <command> -h' for the flags of a command.
 `
@@ -57,8 +57,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runExchangeKeys(ctx, rest, getenv, stdout, stderr)
 	case "call":
 		return runCall(ctx, rest, getenv, stdout, stderr)
-	case "bench":
-		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -12,75 +12,8 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
-	"github.com/exgate/exgate/api"
-	"github.com/exgate/exgate/coalesce"
-	"github.com/exgate/exgate/exchange/binance"
-	"github.com/exgate/exgate/exchange/gateio"
-	"github.com/exgate/exgate/exchange/kraken"
-	"github.com/exgate/exgate/exchange/sim"
-	"github.com/exgate/exgate/httpapi"
-	"github.com/exgate/exgate/journal"
-	"github.com/exgate/exgate/localstate"
-	"github.com/exgate/exgate/redis"
+	"github.com/exgate/exgate/cmd/internal/gateway"
 )
-
-// upstreamLimiter is the limiter the gateway and every adapter share.
-type upstreamLimiter interface {
-	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (time.Duration, error)
-	Pause(ctx context.Context, key string, until time.Time) error
-	PausedUntil(ctx context.Context, key string) (time.Time, error)
-}
-
-// sharedState is what instances must share: in process by default, in
-// Redis when EXGATE_REDIS_URL is set.
-type sharedState struct {
-	limiter upstreamLimiter
-	nonces  kraken.Nonces
-	// keyLocks serializes the calls on one Kraken API key across
-	// instances; nil in process, where the adapter does it itself.
-	keyLocks kraken.KeyLocks
-	// metadata shares Binance's exchangeInfo between instances; nil in
-	// process, where the adapter keeps its own.
-	metadata binance.MetadataCache
-	replay   interface {
-		FirstUse(ctx context.Context, key string, expiry time.Time) (bool, error)
-	}
-	ping  func(ctx context.Context) error
-	close func() error
-}
-
-func openState(ctx context.Context, c *config) (*sharedState, error) {
-	if c.redisURL == "" {
-		return &sharedState{
-			limiter: localstate.NewLimiter(nil),
-			nonces:  localstate.NewNonces(),
-			replay:  localstate.NewReplayGuard(nil),
-			ping:    func(context.Context) error { return nil },
-			close:   func() error { return nil },
-		}, nil
-	}
-	rc, err := redis.Open(ctx, c.redisURL)
-	if err != nil {
-		return nil, fmt.Errorf("open Redis: %w", err)
-	}
-	const prefix = "exgate:"
-	return &sharedState{
-		limiter:  redis.NewLimiter(rc, prefix),
-		nonces:   redis.NewNonces(rc, prefix),
-		keyLocks: redis.NewLocks(rc, prefix),
-		metadata: redis.NewCache(rc, prefix),
-		replay:   redis.NewReplayGuard(rc, prefix),
-		ping:     rc.Ping,
-		close:    rc.Close,
-	}, nil
-}
-
-func newLogger(c *config, w io.Writer) *slog.Logger {
-	if c.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
-	}
-	return slog.New(slog.NewTextHandler(w, nil))
-}
 
 // runServe runs the gateway until ctx is done; demo first ensures the demo
 // keys and prints how to call them.
@@ -89,30 +22,30 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if demo {
 		name = "demo"
 	}
-	fs, cfg := newFlagSet(name, getenv, stderr, true)
+	fs, cfg := gateway.NewFlagSet(name, getenv, stderr, true)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%s: unexpected argument %q", name, fs.Arg(0))
 	}
-	log := newLogger(cfg, stderr)
-	st, err := openStore(ctx, cfg)
+	log := gateway.NewLogger(cfg, stderr)
+	st, err := gateway.OpenStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	state, err := openState(ctx, cfg)
+	state, err := gateway.OpenState(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer state.close()
+	defer state.Close()
 
-	handler, jr, exchanges := buildGateway(cfg, st, state, log)
+	handler, jr, exchanges := gateway.Build(cfg, st, state, log)
 
-	ln, err := net.Listen("tcp", cfg.addr)
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	if demo {
 		if err := printDemo(ctx, st, exchanges[exgate.ExchangeSim], stdout, "http://"+ln.Addr().String()); err != nil {
@@ -124,8 +57,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go jr.Run(ctx)
-	if cfg.pprofAddr != "" {
-		go servePprof(ctx, cfg.pprofAddr, log)
+	if cfg.PprofAddr != "" {
+		go servePprof(ctx, cfg.PprofAddr, log)
 	}
 
 	hs := &http.Server{
@@ -155,15 +88,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	return nil
 }
 
-func storeName(c *config) string {
-	if isPostgresURL(c.databaseURL) {
+func storeName(c *gateway.Config) string {
+	if gateway.IsPostgresURL(c.DatabaseURL) {
 		return "postgres"
 	}
-	return "sqlite:" + c.dataDir
+	return "sqlite:" + c.DataDir
 }
 
-func stateName(c *config) string {
-	if c.redisURL != "" {
+func stateName(c *gateway.Config) string {
+	if c.RedisURL != "" {
 		return "redis"
 	}
 	return "in-process"
@@ -185,72 +118,5 @@ func servePprof(ctx context.Context, addr string, log *slog.Logger) {
 	log.Info("pprof listening", "addr", addr)
 	if err := hs.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("pprof", "err", err)
-	}
-}
-
-// buildGateway wires the exchanges, the journal and the HTTP API over a
-// store and shared state.
-func buildGateway(cfg *config, st appStore, state *sharedState, log *slog.Logger) (http.Handler, *journal.Service, map[string]exgate.Exchange) {
-	adapters := map[string]exgate.Exchange{
-		exgate.ExchangeSim: sim.New(sim.Options{Ledger: st}),
-		exgate.ExchangeBinance: binance.New(binance.Options{
-			BaseURL: cfg.binanceURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, MetadataCache: state.metadata, KlineMemory: cfg.klineMemory, Logger: log.With("exchange", "binance"),
-		}),
-		exgate.ExchangeKraken: kraken.New(kraken.Options{
-			BaseURL: cfg.krakenURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Nonces: state.nonces, KeyLocks: state.keyLocks, Tier: kraken.Tier(cfg.krakenTier), Logger: log.With("exchange", "kraken"),
-		}),
-		exgate.ExchangeGateio: gateio.New(gateio.Options{
-			BaseURL: cfg.gateioURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Logger: log.With("exchange", "gateio"),
-		}),
-	}
-	exchanges := make(map[string]exgate.Exchange, len(adapters))
-	for name, ex := range adapters {
-		if cfg.coalesce {
-			ex = coalesce.New(ex, coalesce.Options{MaxAge: cfg.marketDataMaxAge})
-		}
-		exchanges[name] = ex
-	}
-	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges, Logger: log})
-	srv := httpapi.New(httpapi.Config{
-		Keys:             st,
-		Exchanges:        exchanges,
-		Ledger:           jr,
-		Replay:           state.replay,
-		Limiter:          state.limiter,
-		ClientLimit:      exgate.RateLimit{Rate: cfg.clientRate, Period: time.Second, Burst: max(cfg.clientBurst, cfg.clientRate)},
-		RequireTimestamp: cfg.requireTimestamp,
-		RequestTimeout:   cfg.requestTimeout,
-		Ready: func(ctx context.Context) error {
-			if err := st.Ping(ctx); err != nil {
-				return fmt.Errorf("store: %w", err)
-			}
-			if err := state.ping(ctx); err != nil {
-				return fmt.Errorf("redis: %w", err)
-			}
-			return nil
-		},
-		OpenAPI: api.Spec(),
-		Logger:  log,
-	})
-	return srv, jr, exchanges
-}
-
-// newUpstreamClient is the HTTP client of one exchange adapter: connections
-// to the exchange are kept alive and reused by concurrent requests (the
-// default transport keeps only two idle connections per host, which under
-// load means a new TCP and TLS handshake for most calls).
-func newUpstreamClient() *http.Client {
-	return &http.Client{
-		Timeout: 30 * time.Second,
-		Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          512,
-			MaxIdleConnsPerHost:   256,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   5 * time.Second,
-			ExpectContinueTimeout: time.Second,
-		},
 	}
 }

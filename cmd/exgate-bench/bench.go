@@ -17,31 +17,14 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/cmd/internal/gateway"
 	"github.com/exgate/exgate/exchange/binance/binancefake"
 	"github.com/exgate/exgate/internal/loadtest"
 )
 
-// runBench is the load tool: `bench run` drives load against a running
-// gateway; `bench compare` starts a fast fake Binance, a bare proxy and a
-// gateway in this process and measures all three side by side; `bench
-// idle` holds idle connections open against a gateway.
-func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("usage: exgate bench run|compare|idle [flags]")
-	}
-	switch args[0] {
-	case "run":
-		return benchRun(ctx, args[1:], getenv, stdout, stderr)
-	case "compare":
-		return benchCompare(ctx, args[1:], stdout, stderr)
-	case "idle":
-		return benchIdle(ctx, args[1:], getenv, stdout, stderr)
-	}
-	return fmt.Errorf("unknown bench command %q (want run, compare or idle)", args[0])
-}
-
+// benchRun drives load against a running gateway.
 func benchRun(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("exgate bench run", flag.ContinueOnError)
+	fs := flag.NewFlagSet("exgate-bench run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
@@ -79,7 +62,7 @@ func benchRun(ctx context.Context, args []string, getenv func(string) string, st
 // benchCompare measures direct upstream, bare proxy and gateway in one run,
 // then the gateway with market-data coalescing against the proxy.
 func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("exgate bench compare", flag.ContinueOnError)
+	fs := flag.NewFlagSet("exgate-bench compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	conc := fs.Int("concurrency", 32, "concurrent clients (closed loop)")
 	dur := fs.Duration("duration", 10*time.Second, "how long each measurement runs")
@@ -120,14 +103,14 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	defer os.RemoveAll(dataDir)
 	startGateway := func(coalescing bool, age time.Duration, klineMemory int, dir string) (string, exgate.ClientKey, func(), error) {
-		cfg := &config{dataDir: dir, binanceURL: up.URL, krakenURL: "http://127.0.0.1:1", gateioURL: "http://127.0.0.1:1",
-			coalesce: coalescing, marketDataMaxAge: age, klineMemory: klineMemory, logFormat: "text"}
-		st, err := openStore(ctx, cfg)
+		cfg := &gateway.Config{DataDir: dir, BinanceURL: up.URL, KrakenURL: "http://127.0.0.1:1", GateioURL: "http://127.0.0.1:1",
+			Coalesce: coalescing, MarketDataMaxAge: age, KlineMemory: klineMemory, LogFormat: "text"}
+		st, err := gateway.OpenStore(ctx, cfg)
 		if err != nil {
 			return "", exgate.ClientKey{}, nil, err
 		}
-		state, _ := openState(ctx, cfg)
-		key, err := createClientKey(ctx, st, "bench")
+		state, _ := gateway.OpenState(ctx, cfg)
+		key, err := gateway.NewClientKey(ctx, st, "bench")
 		if err == nil {
 			_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: exgate.ExchangeBinance,
 				Key: apiKey, Secret: secret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
@@ -136,7 +119,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			st.Close()
 			return "", key, nil, err
 		}
-		h, _, _ := buildGateway(cfg, st, state, slog.New(slog.DiscardHandler))
+		h, _, _ := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
 		u, stop, err := serveLoopback(h)
 		if err != nil {
 			st.Close()
@@ -253,7 +236,7 @@ func serveLoopback(h http.Handler) (string, func(), error) {
 // request first) and reports the gateway's resident memory when --pid is
 // given.
 func benchIdle(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("exgate bench idle", flag.ContinueOnError)
+	fs := flag.NewFlagSet("exgate-bench idle", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	base := fs.String("url", "http://127.0.0.1:8080", "gateway base URL")
 	n := fs.Int("connections", 1000, "idle connections to hold")

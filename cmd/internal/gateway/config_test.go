@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"io"
@@ -16,18 +16,18 @@ func TestServeConfig(t *testing.T) {
 		name    string
 		env     map[string]string
 		args    []string
-		check   func(c *config) bool
+		check   func(c *Config) bool
 		wantErr string
 	}{
-		{"defaults", nil, nil, func(c *config) bool {
-			return c.clientRate == 50 && c.coalesce && c.requestTimeout == 10*time.Second && c.krakenTier == "starter" && c.marketDataMaxAge == 0
+		{"defaults", nil, nil, func(c *Config) bool {
+			return c.ClientRate == 50 && c.Coalesce && c.RequestTimeout == 10*time.Second && c.KrakenTier == "starter" && c.MarketDataMaxAge == 0
 		}, ""},
 		{"environment", map[string]string{"EXGATE_CLIENT_RATE_LIMIT": "7", "EXGATE_MARKET_DATA_COALESCING": "false", "EXGATE_KRAKEN_TIER": "pro", "EXGATE_MARKET_DATA_MAX_AGE": "250ms"}, nil,
-			func(c *config) bool {
-				return c.clientRate == 7 && !c.coalesce && c.krakenTier == "pro" && c.marketDataMaxAge == 250*time.Millisecond
+			func(c *Config) bool {
+				return c.ClientRate == 7 && !c.Coalesce && c.KrakenTier == "pro" && c.MarketDataMaxAge == 250*time.Millisecond
 			}, ""},
 		{"flag over environment", map[string]string{"EXGATE_CLIENT_RATE_LIMIT": "7"}, []string{"--client-rate-limit", "9"},
-			func(c *config) bool { return c.clientRate == 9 }, ""},
+			func(c *Config) bool { return c.ClientRate == 9 }, ""},
 		{"bad integer", map[string]string{"EXGATE_CLIENT_RATE_LIMIT": "fifty"}, nil, nil, `EXGATE_CLIENT_RATE_LIMIT="fifty"`},
 		{"bad boolean", map[string]string{"EXGATE_REQUIRE_TIMESTAMP": "yes please"}, nil, nil, "EXGATE_REQUIRE_TIMESTAMP"},
 		{"bad duration", map[string]string{"EXGATE_REQUEST_TIMEOUT": "10"}, nil, nil, "EXGATE_REQUEST_TIMEOUT"},
@@ -38,11 +38,11 @@ func TestServeConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			getenv := func(name string) string { return tt.env[name] }
-			fs, c := newFlagSet("serve", getenv, io.Discard, true)
+			fs, c := NewFlagSet("serve", getenv, io.Discard, true)
 			if err := fs.Parse(tt.args); err != nil {
 				t.Fatal(err)
 			}
-			err := c.validate()
+			err := c.Validate()
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("validate = %v; want an error naming %s", err, tt.wantErr)

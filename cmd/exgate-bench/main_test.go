@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	t.Cleanup(up.Close)
+	tests := []struct {
+		name       string
+		args       []string
+		wantErr    string
+		wantStdout string
+	}{
+		{"no command", nil, "no command given", ""},
+		{"unknown command", []string{"bench"}, `unknown command "bench"`, ""},
+		{"help", []string{"help"}, "", "compare"},
+		{"run", []string{"run", "--url", up.URL, "--requests", "5", "--concurrency", "2"}, "", "statuses: map[200:5]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout bytes.Buffer
+			err := run(t.Context(), tc.args, func(string) string { return "" }, &stdout, io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("run(%q) = %v; want an error with %q", tc.args, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("run(%q): %v", tc.args, err)
+			}
+			if !strings.Contains(stdout.String(), tc.wantStdout) {
+				t.Fatalf("run(%q) printed %q; want %q in it", tc.args, stdout.String(), tc.wantStdout)
+			}
+		})
+	}
+}

@@ -1,0 +1,186 @@
+// Package gateway builds the exgate gateway from its settings: the store,
+// the state instances share, the exchange adapters, the journal and the
+// HTTP API. It is the wiring of cmd/exgate, which parses the settings and
+// serves what Build returns, and of cmd/exgate-bench, which measures that
+// same gateway in process; no other package wires the gateway.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/api"
+	"github.com/exgate/exgate/coalesce"
+	"github.com/exgate/exgate/exchange/binance"
+	"github.com/exgate/exgate/exchange/gateio"
+	"github.com/exgate/exgate/exchange/kraken"
+	"github.com/exgate/exgate/exchange/sim"
+	"github.com/exgate/exgate/httpapi"
+	"github.com/exgate/exgate/journal"
+	"github.com/exgate/exgate/localstate"
+	"github.com/exgate/exgate/redis"
+)
+
+// upstreamLimiter is the limiter the gateway and every adapter share.
+type upstreamLimiter interface {
+	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (time.Duration, error)
+	Pause(ctx context.Context, key string, until time.Time) error
+	PausedUntil(ctx context.Context, key string) (time.Time, error)
+}
+
+// State is what instances must share: in process by default, in
+// Redis when EXGATE_REDIS_URL is set.
+type State struct {
+	limiter upstreamLimiter
+	nonces  kraken.Nonces
+	// keyLocks serializes the calls on one Kraken API key across
+	// instances; nil in process, where the adapter does it itself.
+	keyLocks kraken.KeyLocks
+	// metadata shares Binance's exchangeInfo between instances; nil in
+	// process, where the adapter keeps its own.
+	metadata binance.MetadataCache
+	replay   interface {
+		FirstUse(ctx context.Context, key string, expiry time.Time) (bool, error)
+	}
+	ping  func(ctx context.Context) error
+	close func() error
+}
+
+// Close closes the connection to Redis, if any.
+func (s *State) Close() error { return s.close() }
+
+// OpenState opens the shared state c names: Redis, or in process.
+func OpenState(ctx context.Context, c *Config) (*State, error) {
+	if c.RedisURL == "" {
+		return &State{
+			limiter: localstate.NewLimiter(nil),
+			nonces:  localstate.NewNonces(),
+			replay:  localstate.NewReplayGuard(nil),
+			ping:    func(context.Context) error { return nil },
+			close:   func() error { return nil },
+		}, nil
+	}
+	rc, err := redis.Open(ctx, c.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("open Redis: %w", err)
+	}
+	const prefix = "exgate:"
+	return &State{
+		limiter:  redis.NewLimiter(rc, prefix),
+		nonces:   redis.NewNonces(rc, prefix),
+		keyLocks: redis.NewLocks(rc, prefix),
+		metadata: redis.NewCache(rc, prefix),
+		replay:   redis.NewReplayGuard(rc, prefix),
+		ping:     rc.Ping,
+		close:    rc.Close,
+	}, nil
+}
+
+// NewLogger logs to w in c's format.
+func NewLogger(c *Config, w io.Writer) *slog.Logger {
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// Build wires the exchanges, the journal and the HTTP API over a
+// store and shared state.
+func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger) (http.Handler, *journal.Service, map[string]exgate.Exchange) {
+	adapters := map[string]exgate.Exchange{
+		exgate.ExchangeSim: sim.New(sim.Options{Ledger: st}),
+		exgate.ExchangeBinance: binance.New(binance.Options{
+			BaseURL: cfg.BinanceURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, MetadataCache: state.metadata, KlineMemory: cfg.KlineMemory, Logger: log.With("exchange", "binance"),
+		}),
+		exgate.ExchangeKraken: kraken.New(kraken.Options{
+			BaseURL: cfg.KrakenURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Nonces: state.nonces, KeyLocks: state.keyLocks, Tier: kraken.Tier(cfg.KrakenTier), Logger: log.With("exchange", "kraken"),
+		}),
+		exgate.ExchangeGateio: gateio.New(gateio.Options{
+			BaseURL: cfg.GateioURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Logger: log.With("exchange", "gateio"),
+		}),
+	}
+	exchanges := make(map[string]exgate.Exchange, len(adapters))
+	for name, ex := range adapters {
+		if cfg.Coalesce {
+			ex = coalesce.New(ex, coalesce.Options{MaxAge: cfg.MarketDataMaxAge})
+		}
+		exchanges[name] = ex
+	}
+	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges, Logger: log})
+	srv := httpapi.New(httpapi.Config{
+		Keys:             st,
+		Exchanges:        exchanges,
+		Ledger:           jr,
+		Replay:           state.replay,
+		Limiter:          state.limiter,
+		ClientLimit:      exgate.RateLimit{Rate: cfg.ClientRate, Period: time.Second, Burst: max(cfg.ClientBurst, cfg.ClientRate)},
+		RequireTimestamp: cfg.RequireTimestamp,
+		RequestTimeout:   cfg.RequestTimeout,
+		Ready: func(ctx context.Context) error {
+			if err := st.Ping(ctx); err != nil {
+				return fmt.Errorf("store: %w", err)
+			}
+			if err := state.ping(ctx); err != nil {
+				return fmt.Errorf("redis: %w", err)
+			}
+			return nil
+		},
+		OpenAPI: api.Spec(),
+		Logger:  log,
+	})
+	return srv, jr, exchanges
+}
+
+// newUpstreamClient is the HTTP client of one exchange adapter: connections
+// to the exchange are kept alive and reused by concurrent requests (the
+// default transport keeps only two idle connections per host, which under
+// load means a new TCP and TLS handshake for most calls).
+func newUpstreamClient() *http.Client {
+	return &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          512,
+			MaxIdleConnsPerHost:   256,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   5 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		},
+	}
+}
+
+// NewClientKey makes a key pair: a public key of 32 base32 characters
+// and a 256-bit secret in base64url, which clients use as the raw bytes of
+// the HMAC key.
+func NewClientKey(ctx context.Context, st exgate.Store, label string) (exgate.ClientKey, error) {
+	if len(label) > 200 {
+		return exgate.ClientKey{}, errors.New("--label must be at most 200 characters")
+	}
+	var secret [32]byte
+	var public [20]byte
+	_, _ = rand.Read(secret[:])
+	_, _ = rand.Read(public[:])
+	k := exgate.ClientKey{
+		APIKey:    strings.ToLower(base32.StdEncoding.EncodeToString(public[:])),
+		Secret:    base64.RawURLEncoding.EncodeToString(secret[:]),
+		Label:     label,
+		CreatedAt: time.Now().UTC(),
+	}
+	if err := st.CreateClientKey(ctx, k); err != nil {
+		return exgate.ClientKey{}, fmt.Errorf("create key: %w", err)
+	}
+	return k, nil
+}

@@ -1,0 +1,106 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/exgate/exgate"
+)
+
+// intentColumns is the column list scanIntent reads.
+const intentColumns = `id, kind, client_api_key, credential_id, credential_name, exchange, client_ref,
+	fingerprint, request, state, status, response, created_at, updated_at`
+
+// CreateIntent implements exgate.Store.
+func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
+	if in.ID == "" {
+		return s.fail("create intent", errors.New("empty id"))
+	}
+	if in.CreatedAt.IsZero() {
+		in.CreatedAt = s.now()
+	}
+	if in.UpdatedAt.IsZero() {
+		in.UpdatedAt = in.CreatedAt
+	}
+	err := s.exec(ctx, exgate.ErrConflict, `INSERT INTO intents (`+intentColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING`,
+		in.ID, string(in.Kind), in.ClientAPIKey, in.CredentialID, in.CredentialName, in.Exchange,
+		in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), in.Status,
+		nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt))
+	if err != nil {
+		return s.fail("create intent "+in.ID, err)
+	}
+	return nil
+}
+
+// Intent implements exgate.Store.
+func (s *Store) Intent(ctx context.Context, id string) (exgate.Intent, error) {
+	in, err := scanIntent(s.read.QueryRowContext(ctx,
+		`SELECT `+intentColumns+` FROM intents WHERE id = $1`, id))
+	if err != nil {
+		return exgate.Intent{}, s.fail("intent "+id, noRow(err))
+	}
+	return in, nil
+}
+
+// IntentByClientRef implements exgate.Store.
+func (s *Store) IntentByClientRef(ctx context.Context, apiKey string, kind exgate.IntentKind, ref string) (exgate.Intent, error) {
+	if ref == "" {
+		return exgate.Intent{}, s.fail("intent by empty client id", exgate.ErrNotFound)
+	}
+	in, err := scanIntent(s.read.QueryRowContext(ctx, `SELECT `+intentColumns+` FROM intents
+		WHERE client_api_key = $1 AND kind = $2 AND client_ref = $3 AND client_ref <> ''`,
+		apiKey, string(kind), ref))
+	if err != nil {
+		return exgate.Intent{}, s.fail(fmt.Sprintf("%s intent by client id %q", kind, ref), noRow(err))
+	}
+	return in, nil
+}
+
+// UpdateIntent implements exgate.Store.
+func (s *Store) UpdateIntent(ctx context.Context, id string, state exgate.IntentState, status int, response []byte) error {
+	err := s.exec(ctx, exgate.ErrNotFound,
+		`UPDATE intents SET state = $1, status = $2, response = $3, updated_at = $4 WHERE id = $5`,
+		string(state), status, nilIfEmpty(response), unixNano(s.now()), id)
+	if err != nil {
+		return s.fail("update intent "+id, err)
+	}
+	return nil
+}
+
+// UnfinishedIntents implements exgate.Store.
+func (s *Store) UnfinishedIntents(ctx context.Context, limit int) ([]exgate.Intent, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+intentColumns+` FROM intents
+		WHERE state <> 'final' ORDER BY created_at, seq`+limitClause(limit))
+	if err != nil {
+		return nil, s.fail("unfinished intents", err)
+	}
+	out, err := collect(rows, func(rows *sql.Rows) (exgate.Intent, error) { return scanIntent(rows) })
+	if err != nil {
+		return nil, s.fail("unfinished intents", err)
+	}
+	return out, nil
+}
+
+// scanIntent reads the columns of intentColumns.
+func scanIntent(row interface{ Scan(...any) error }) (exgate.Intent, error) {
+	var (
+		in               exgate.Intent
+		kind, state      string
+		created, updated int64
+	)
+	err := row.Scan(&in.ID, &kind, &in.ClientAPIKey, &in.CredentialID, &in.CredentialName, &in.Exchange,
+		&in.ClientRef, &in.Fingerprint, &in.Request, &state, &in.Status, &in.Response, &created, &updated)
+	if err != nil {
+		return exgate.Intent{}, err
+	}
+	in.Kind = exgate.IntentKind(kind)
+	in.State = exgate.IntentState(state)
+	in.Request = nilIfEmpty(in.Request)
+	in.Response = nilIfEmpty(in.Response)
+	in.CreatedAt = fromUnixNano(created)
+	in.UpdatedAt = fromUnixNano(updated)
+	return in, nil
+}

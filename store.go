@@ -1,0 +1,91 @@
+package exgate
+
+import (
+	"context"
+
+	"github.com/shopspring/decimal"
+)
+
+// Store is the contract of an exgate store: client keys, exchange
+// credentials, the order and withdrawal journal and the simulated
+// exchange's paper ledger. Package sqlite (one file, one instance) and
+// package postgres (several instances sharing one database) implement it
+// on one core, internal/sqlstore; storetest holds both to it, and
+// cmd/exgate wires the one the configuration names.
+//
+// Secrets (a client key's secret, a credential's secret and passphrase)
+// are stored sealed and are returned only by the methods that read one
+// record. Errors wrap ErrNotFound, ErrConflict or ErrInsufficientFunds
+// where the method says so. Implementations are safe for concurrent use,
+// also by several instances on one database.
+type Store interface {
+	Close() error
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+
+	// CreateClientKey stores a new key; a zero CreatedAt is set to now.
+	// Returns an error wrapping ErrConflict when the API key exists.
+	CreateClientKey(ctx context.Context, k ClientKey) error
+	// ClientKey returns a key with its secret, revoked or not; an error
+	// wrapping ErrNotFound when there is none.
+	ClientKey(ctx context.Context, apiKey string) (ClientKey, error)
+	// ListClientKeys returns every key, oldest first, without secrets.
+	ListClientKeys(ctx context.Context) ([]ClientKey, error)
+	// RevokeClientKey marks a key revoked now, keeping the first time when
+	// it is revoked again; an error wrapping ErrNotFound when there is no
+	// such key.
+	RevokeClientKey(ctx context.Context, apiKey string) error
+
+	// AddCredential stores a credential of an active client key and
+	// returns it with its ID (never reused) and CreatedAt (now when zero);
+	// an error wrapping ErrConflict for a duplicate name and ErrNotFound
+	// when the client key is unknown or revoked.
+	AddCredential(ctx context.Context, c Credential) (Credential, error)
+	// Credential returns a credential by name with its secrets; an error
+	// wrapping ErrNotFound when there is none.
+	Credential(ctx context.Context, apiKey, name string) (Credential, error)
+	// ListCredentials returns a client key's credentials by name, without
+	// secrets.
+	ListCredentials(ctx context.Context, apiKey string) ([]Credential, error)
+	// RemoveCredential deletes a credential and its paper ledger; an error
+	// wrapping ErrNotFound when there is none.
+	RemoveCredential(ctx context.Context, apiKey, name string) error
+
+	// CreateIntent records a new intent; a zero CreatedAt is set to now and
+	// a zero UpdatedAt to CreatedAt. Returns an error wrapping ErrConflict
+	// for a duplicate ID or (client key, kind, non-empty ClientRef): of
+	// several instances racing on one client id, exactly one succeeds.
+	CreateIntent(ctx context.Context, in Intent) error
+	// Intent returns an intent by ID; an error wrapping ErrNotFound when
+	// there is none.
+	Intent(ctx context.Context, id string) (Intent, error)
+	// IntentByClientRef returns the intent of a client key and kind
+	// carrying the client's own id ref; an error wrapping ErrNotFound when
+	// there is none (always for an empty ref).
+	IntentByClientRef(ctx context.Context, apiKey string, kind IntentKind, ref string) (Intent, error)
+	// UpdateIntent sets an intent's state and last answer, and its
+	// UpdatedAt to now; an error wrapping ErrNotFound when there is no
+	// such intent.
+	UpdateIntent(ctx context.Context, id string, state IntentState, status int, response []byte) error
+	// UnfinishedIntents returns up to limit intents that are not final,
+	// oldest first; limit <= 0 means no limit.
+	UnfinishedIntents(ctx context.Context, limit int) ([]Intent, error)
+
+	// EnsureSimAccount opens a credential's paper account with the initial
+	// balances, once: when the account exists it changes nothing. Returns
+	// an error wrapping ErrNotFound when the credential does not exist.
+	EnsureSimAccount(ctx context.Context, credentialID int64, initial []BalanceChange) error
+	// SimBalances returns a credential's paper balances by asset, zero
+	// balances included; an error wrapping ErrNotFound when the account was
+	// never opened.
+	SimBalances(ctx context.Context, credentialID int64) (map[string]decimal.Decimal, error)
+	// ApplySimOperation records op and applies all its balance changes at
+	// once; a zero op.CreatedAt is set to now. When it fails nothing
+	// changes: an error wrapping ErrConflict when the credential has an
+	// operation with op.ID, ErrInsufficientFunds when a balance would end
+	// negative, or ErrNotFound when the account was never opened.
+	ApplySimOperation(ctx context.Context, credentialID int64, op SimOperation) error
+	// SimOperation returns an operation applied by ApplySimOperation; an
+	// error wrapping ErrNotFound when there is none.
+	SimOperation(ctx context.Context, credentialID int64, id string) (SimOperation, error)
+}
