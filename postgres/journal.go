@@ -12,10 +12,10 @@ import (
 
 // intentColumns is the column list scanIntent reads.
 const intentColumns = `id, kind, client_api_key, credential_id, credential_name, exchange, client_ref,
-	fingerprint, request, state, status, response, created_at, updated_at`
+	fingerprint, request, state, status, response, created_at, updated_at, next_due, attempts`
 
 // CreateIntent records a new intent. A zero CreatedAt is set to now and a
-// zero UpdatedAt to CreatedAt. Returns an error wrapping exgate.ErrConflict
+// zero UpdatedAt and a zero NextDue to CreatedAt. Returns an error wrapping exgate.ErrConflict
 // when an intent has the same ID, or the same client key, kind and
 // non-empty ClientRef: of several instances racing on one client id,
 // exactly one succeeds.
@@ -29,12 +29,15 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 	if in.UpdatedAt.IsZero() {
 		in.UpdatedAt = in.CreatedAt
 	}
+	if in.NextDue.IsZero() {
+		in.NextDue = in.CreatedAt
+	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO intents (`+intentColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING`,
 			in.ID, string(in.Kind), in.ClientAPIKey, in.CredentialID, in.CredentialName, in.Exchange,
 			in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), in.Status,
-			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt))
+			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts)
 		if err != nil {
 			return err
 		}
@@ -120,9 +123,10 @@ func scanIntent(row pgx.Row) (exgate.Intent, error) {
 		in               exgate.Intent
 		kind, state      string
 		created, updated int64
+		due              int64
 	)
 	err := row.Scan(&in.ID, &kind, &in.ClientAPIKey, &in.CredentialID, &in.CredentialName, &in.Exchange,
-		&in.ClientRef, &in.Fingerprint, &in.Request, &state, &in.Status, &in.Response, &created, &updated)
+		&in.ClientRef, &in.Fingerprint, &in.Request, &state, &in.Status, &in.Response, &created, &updated, &due, &in.Attempts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return exgate.Intent{}, exgate.ErrNotFound
 	}
@@ -135,5 +139,6 @@ func scanIntent(row pgx.Row) (exgate.Intent, error) {
 	in.Response = nilIfEmpty(in.Response)
 	in.CreatedAt = fromUnixNano(created)
 	in.UpdatedAt = fromUnixNano(updated)
+	in.NextDue = fromUnixNano(due)
 	return in, nil
 }

@@ -66,6 +66,12 @@ type Store interface {
 	UpdateIntent(ctx context.Context, id string, state exgate.IntentState, status int, response []byte) error
 	// UnfinishedIntents returns intents that are not final, oldest first.
 	UnfinishedIntents(ctx context.Context, limit int) ([]exgate.Intent, error)
+	// DueIntents returns unfinished intents whose NextDue is at or before
+	// now, the longest overdue first; limit <= 0 means no limit.
+	DueIntents(ctx context.Context, now time.Time, limit int) ([]exgate.Intent, error)
+	// ScheduleIntent sets an intent's NextDue and Attempts only; an error
+	// wrapping exgate.ErrNotFound when there is no such intent.
+	ScheduleIntent(ctx context.Context, id string, next time.Time, attempts int) error
 
 	// EnsureSimAccount returns an error wrapping exgate.ErrNotFound when
 	// the credential does not exist.
@@ -113,6 +119,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"SecretsAtRest", s.testSecretsAtRest},
 		{"Intents", s.testIntents},
 		{"UnfinishedIntents", s.testUnfinishedIntents},
+		{"DueIntents", s.testDueIntents},
 		{"ConcurrentClientRef", s.testConcurrentClientRef},
 		{"SimLedger", s.testSimLedger},
 		{"SimExactDecimals", s.testSimExactDecimals},
