@@ -29,6 +29,8 @@ type appStore interface {
 	IntentByClientRef(ctx context.Context, apiKey string, kind exgate.IntentKind, ref string) (exgate.Intent, error)
 	UpdateIntent(ctx context.Context, id string, state exgate.IntentState, status int, response []byte) error
 	UnfinishedIntents(ctx context.Context, limit int) ([]exgate.Intent, error)
+	DueIntents(ctx context.Context, now time.Time, limit int) ([]exgate.Intent, error)
+	ScheduleIntent(ctx context.Context, id string, next time.Time, attempts int) error
 
 	EnsureSimAccount(ctx context.Context, credentialID int64, initial []exgate.BalanceChange) error
 	SimBalances(ctx context.Context, credentialID int64) (map[string]decimal.Decimal, error)
