@@ -380,17 +380,25 @@ func (s *Service) owned(it exgate.Intent) bool {
 	return it.State == exgate.IntentSubmitting && s.now().Before(it.NextDue)
 }
 
-// await waits, for at most the call deadline and while ctx lasts, until
-// the outcome of an intent still being submitted is recorded: by this
-// process (woken when it is) or by another instance (polled from the
-// store until it is, or until the sender's own deadline has passed). It
-// returns the intent as last read.
+// await waits until the outcome of an intent still being submitted is
+// recorded: by this process (woken when it is) or by another instance
+// (polled from the store until it is, or until the sender's own deadline
+// has passed). A duplicate gets the budget the first request had, the
+// call deadline, whatever the deadline of ctx; it stops early only when
+// ctx is cancelled (the client went away). It returns the intent as last
+// read.
 func (s *Service) await(ctx context.Context, it exgate.Intent) exgate.Intent {
 	if it.State != exgate.IntentSubmitting {
 		return it
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.timeout)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			cancel()
+		}
+	})
+	defer stop()
 	if done := s.inflightDone(it.ID); done != nil {
 		select {
 		case <-done:

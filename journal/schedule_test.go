@@ -265,37 +265,77 @@ func TestDuplicateInFlightWaits(t *testing.T) {
 	}
 }
 
-// TestDuplicateWaitsOnlyUntilItsDeadline: a duplicate gives up waiting at
-// its own deadline with the pending record and EXCHANGE_TIMEOUT, without
-// asking the exchange about a request still being sent; once the first
-// request is answered, a third one gets the outcome.
-func TestDuplicateWaitsOnlyUntilItsDeadline(t *testing.T) {
-	for _, otherInstance := range []bool{false, true} {
-		t.Run(fmt.Sprintf("other instance %v", otherInstance), func(t *testing.T) {
+// TestDuplicateWaitLimits: a duplicate waits for the first request as long
+// as the first may take (the call deadline), not merely its own context's
+// deadline (the HTTP layer's, for reads); it gives up, with the pending
+// record and EXCHANGE_TIMEOUT, when its client goes away or its call
+// deadline passes, without asking the exchange about a request still
+// being sent. Once the first is answered, a retry gets the outcome.
+func TestDuplicateWaitLimits(t *testing.T) {
+	tests := []struct {
+		name          string
+		otherInstance bool
+		// secondTimeout is the CallTimeout of the other instance.
+		secondTimeout time.Duration
+		// ctx returns the duplicate's context and what to do once it
+		// has met the first request.
+		ctx      func(context.Context) (context.Context, func())
+		wantWait bool // the duplicate answers with the outcome
+	}{
+		{"context deadline shorter than the call's", false, 0, func(ctx context.Context) (context.Context, func()) {
+			short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+			return short, func() { <-short.Done(); cancel() }
+		}, true},
+		{"client gone", false, 0, func(ctx context.Context) (context.Context, func()) {
+			gone, cancel := context.WithCancel(ctx)
+			return gone, cancel
+		}, false},
+		{"client gone, other instance", true, time.Minute, func(ctx context.Context) (context.Context, func()) {
+			gone, cancel := context.WithCancel(ctx)
+			return gone, cancel
+		}, false},
+		{"call deadline, other instance", true, 20 * time.Millisecond, func(ctx context.Context) (context.Context, func()) {
+			return ctx, func() {}
+		}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
 			st, cred := openJournalStore(t)
 			f := newHeldExchange()
 			f.release = make(chan struct{})
-			opts := journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{exgate.ExchangeBinance: f},
+			found := make(chan string, 10)
+			opts := journal.Options{Store: foundRefs{st, found}, Exchanges: map[string]exgate.Exchange{exgate.ExchangeBinance: f},
 				Now: newManualClock().Now, CallTimeout: time.Minute, WaitPoll: time.Millisecond}
 			first := journal.New(opts)
 			second := first
-			if otherInstance {
+			if tc.otherInstance {
+				opts.CallTimeout = tc.secondTimeout
 				second = journal.New(opts)
 			}
 			firstDone := make(chan outcome, 1)
 			go func() { firstDone <- send(ctx, first, exgate.IntentOrder, cred, "ref-1") }()
 			<-f.submitted
 
-			short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-			got := send(short, second, exgate.IntentOrder, cred, "ref-1")
-			cancel()
-			if exgate.ErrorCode(got.err) != exgate.CodeExchangeTimeout || got.status != string(exgate.OrderPending) {
-				t.Errorf("duplicate past its deadline = %+v, want PENDING with EXCHANGE_TIMEOUT", got)
+			dctx, then := tc.ctx(ctx)
+			secondDone := make(chan outcome, 1)
+			go func() { secondDone <- send(dctx, second, exgate.IntentOrder, cred, "ref-1") }()
+			<-found
+			then()
+			if !tc.wantWait {
+				got := <-secondDone
+				if exgate.ErrorCode(got.err) != exgate.CodeExchangeTimeout || got.status != string(exgate.OrderPending) {
+					t.Errorf("duplicate = %+v, want PENDING with EXCHANGE_TIMEOUT", got)
+				}
 			}
 			close(f.release)
 			if a := <-firstDone; a.err != nil || a.status != string(exgate.OrderFilled) {
 				t.Fatalf("first = %+v", a)
+			}
+			if tc.wantWait {
+				if got := <-secondDone; got.err != nil || got.status != string(exgate.OrderFilled) {
+					t.Errorf("duplicate = %+v, want FILLED", got)
+				}
 			}
 			if got := send(ctx, second, exgate.IntentOrder, cred, "ref-1"); got.err != nil || got.status != string(exgate.OrderFilled) {
 				t.Errorf("retry after the answer = %+v, want FILLED", got)
