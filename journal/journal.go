@@ -72,8 +72,10 @@ type Options struct {
 }
 
 // ownerMargin is how long after its call deadline the instance sending an
-// intent still owns it: the time to record the outcome.
-const ownerMargin = 10 * time.Second
+// intent still owns it: the time to record the outcome. Kept short: when
+// the sender has died, a retry on another instance waits this long before
+// reading the outcome from the exchange.
+const ownerMargin = 2 * time.Second
 
 // Service places orders and withdrawals through the journal.
 type Service struct {

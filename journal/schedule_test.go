@@ -543,14 +543,14 @@ func TestReconcilerLeavesInFlightToItsSender(t *testing.T) {
 	done := make(chan outcome, 1)
 	go func() { done <- send(ctx, sender, exgate.IntentOrder, cred, "ref") }()
 	id := <-f.submitted
-	for _, step := range []time.Duration{0, time.Second, 20 * time.Second} {
+	for _, step := range []time.Duration{0, time.Second, 15 * time.Second} {
 		clk.Add(step)
 		other.ReconcileAll(ctx)
 		if _, queries := f.counts(); queries != 0 {
 			t.Fatalf("%s after sending: the other instance read the exchange %d times", step, queries)
 		}
 	}
-	clk.Add(10 * time.Second) // past the deadline and the margin to record it
+	clk.Add(2 * time.Second) // past the deadline and the margin to record it
 	f.hold(id, true)
 	if left := other.ReconcileAll(ctx); left != 0 {
 		t.Errorf("left = %d after the sender's deadline", left)
@@ -561,5 +561,44 @@ func TestReconcilerLeavesInFlightToItsSender(t *testing.T) {
 	close(f.release)
 	if got := <-done; got.err != nil || got.status != string(exgate.OrderFilled) {
 		t.Errorf("sender = %+v", got)
+	}
+}
+
+// TestDuplicateOfDeadSender: when the instance sending a request has died
+// (its intent stays submitting), a duplicate on another instance waits
+// until the sender's deadline has passed and then reads the outcome from
+// the exchange.
+func TestDuplicateOfDeadSender(t *testing.T) {
+	ctx := t.Context()
+	st, cred := openJournalStore(t)
+	f := newHeldExchange()
+	f.release = make(chan struct{})
+	t.Cleanup(func() { close(f.release) })
+	clk := newManualClock()
+	found := make(chan string, 10)
+	opts := journal.Options{Store: foundRefs{st, found}, Exchanges: map[string]exgate.Exchange{exgate.ExchangeBinance: f},
+		Now: clk.Now, CallTimeout: 15 * time.Second, WaitPoll: time.Millisecond}
+	dead, other := journal.New(opts), journal.New(opts)
+	go send(context.WithoutCancel(ctx), dead, exgate.IntentOrder, cred, "ref-1") // never answered: as good as dead
+	id := <-f.submitted
+	f.hold(id, true) // the exchange filled it
+
+	done := make(chan outcome, 1)
+	go func() { done <- send(ctx, other, exgate.IntentOrder, cred, "ref-1") }()
+	<-found
+	select {
+	case got := <-done:
+		t.Fatalf("duplicate answered %+v inside the sender's deadline", got)
+	case <-time.After(20 * time.Millisecond):
+	}
+	if _, queries := f.counts(); queries != 0 {
+		t.Fatalf("%d exchange reads inside the sender's deadline", queries)
+	}
+	clk.Add(17 * time.Second)
+	if got := <-done; got.err != nil || got.status != string(exgate.OrderFilled) || got.id != id {
+		t.Errorf("duplicate after the sender's deadline = %+v, want %s FILLED", got, id)
+	}
+	if submits, queries := f.counts(); submits != 1 || queries != 1 {
+		t.Errorf("the exchange got %d submissions and %d reads, want 1 and 1", submits, queries)
 	}
 }
