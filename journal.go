@@ -65,6 +65,14 @@ type Intent struct {
 	Response  []byte
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// NextDue is when the reconciler next looks at the intent. A new
+	// intent's NextDue is after its submission deadline: until then only
+	// the instance sending it asks the exchange about it. Zero means
+	// CreatedAt.
+	NextDue time.Time
+	// Attempts counts the reconciler's reads of the intent; its backoff
+	// grows with them.
+	Attempts int
 }
 
 // NewID returns a random gateway id: prefix followed by lower-case base32

@@ -2,6 +2,7 @@ package exgate
 
 import (
 	"context"
+	"time"
 
 	"github.com/shopspring/decimal"
 )
@@ -70,6 +71,17 @@ type Store interface {
 	// UnfinishedIntents returns up to limit intents that are not final,
 	// oldest first; limit <= 0 means no limit.
 	UnfinishedIntents(ctx context.Context, limit int) ([]Intent, error)
+	// DueIntents returns up to limit unfinished intents whose NextDue is
+	// at or before now, the longest overdue first (then in the order they
+	// were recorded); limit <= 0 means no limit. An intent that can never
+	// progress is pushed back by ScheduleIntent and so cannot hide the
+	// others.
+	DueIntents(ctx context.Context, now time.Time, limit int) ([]Intent, error)
+	// ScheduleIntent sets when the reconciler next looks at an intent and
+	// how many times it has looked, leaving the rest (UpdatedAt too)
+	// unchanged; an error wrapping ErrNotFound when there is no such
+	// intent.
+	ScheduleIntent(ctx context.Context, id string, next time.Time, attempts int) error
 
 	// EnsureSimAccount opens a credential's paper account with the initial
 	// balances, once: when the account exists it changes nothing. Returns

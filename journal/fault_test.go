@@ -323,11 +323,13 @@ func runFaults(t *testing.T, v venue, kind exgate.IntentKind) {
 	}
 
 	// Reconcile until nothing is left; intents the exchange never saw
-	// are settled once the grace period has passed.
+	// are settled once the grace period has passed. Each pass reads the
+	// intents whose backoff (at most a minute) has run out.
 	clk.Add(2 * time.Minute)
 	left := -1
 	for i := 0; i < 20 && left != 0; i++ {
 		left = jr.ReconcileAll(ctx)
+		clk.Add(time.Minute)
 	}
 	if left != 0 {
 		its, _ := st.UnfinishedIntents(ctx, 10)

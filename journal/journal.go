@@ -26,7 +26,11 @@ type Store interface {
 	Intent(ctx context.Context, id string) (exgate.Intent, error)
 	IntentByClientRef(ctx context.Context, apiKey string, kind exgate.IntentKind, ref string) (exgate.Intent, error)
 	UpdateIntent(ctx context.Context, id string, state exgate.IntentState, status int, response []byte) error
-	UnfinishedIntents(ctx context.Context, limit int) ([]exgate.Intent, error)
+	// DueIntents returns unfinished intents whose NextDue is at or
+	// before now, the longest overdue first.
+	DueIntents(ctx context.Context, now time.Time, limit int) ([]exgate.Intent, error)
+	// ScheduleIntent sets an intent's NextDue and Attempts only.
+	ScheduleIntent(ctx context.Context, id string, next time.Time, attempts int) error
 	Credential(ctx context.Context, apiKey, name string) (exgate.Credential, error)
 }
 
@@ -46,9 +50,32 @@ type Options struct {
 	// missing on the exchange before it is recorded as never placed.
 	// It must exceed CallTimeout. Default 2 min.
 	NotFoundGrace time.Duration
-	// ReconcileEvery is the reconciler's polling period. Default 1 s.
+	// ReconcileEvery is the reconciler's polling period, and the first
+	// wait of an intent's backoff. Default 1 s.
 	ReconcileEvery time.Duration
+	// MaxBackoff caps the wait between two reconciliation reads of one
+	// intent, which doubles from ReconcileEvery with each read that
+	// leaves it unfinished. Default 1 min.
+	MaxBackoff time.Duration
+	// OrphanAfter is how long an intent whose exchange key was removed
+	// (or replaced by another under its name) may go without a reading
+	// from the exchange before it is ended with EXCHANGE_ERROR. Default
+	// 24 h.
+	OrphanAfter time.Duration
+	// WaitPoll is how often a duplicate request polls the store for the
+	// outcome of an intent another instance is sending. Default 100 ms.
+	WaitPoll time.Duration
+	// WarnEvery bounds the reconciler's repeated warnings: one per cause
+	// (exchange key removed, not found yet, query failed...) per period,
+	// with the number left out. Default 1 min.
+	WarnEvery time.Duration
 }
+
+// ownerMargin is how long after its call deadline the instance sending an
+// intent still owns it: the time to record the outcome. Kept short: when
+// the sender has died, a retry on another instance waits this long before
+// reading the outcome from the exchange.
+const ownerMargin = 2 * time.Second
 
 // Service places orders and withdrawals through the journal.
 type Service struct {
@@ -60,12 +87,17 @@ type Service struct {
 	qtimeout  time.Duration
 	grace     time.Duration
 	every     time.Duration
+	maxWait   time.Duration
+	orphan    time.Duration
+	poll      time.Duration
 	kick      chan struct{}
+	warns     *warnLimiter
 
-	// inflight keeps the reconciler away from intents this process is
-	// submitting right now.
+	// inflight holds, for each intent this process is submitting right
+	// now, a channel closed once its outcome is recorded: the reconciler
+	// keeps away from them and a duplicate request waits on it.
 	mu       sync.Mutex
-	inflight map[string]bool
+	inflight map[string]chan struct{}
 }
 
 // New builds a Service.
@@ -79,8 +111,11 @@ func New(opts Options) *Service {
 		qtimeout:  opts.QueryTimeout,
 		grace:     opts.NotFoundGrace,
 		every:     opts.ReconcileEvery,
+		maxWait:   opts.MaxBackoff,
+		orphan:    opts.OrphanAfter,
+		poll:      opts.WaitPoll,
 		kick:      make(chan struct{}, 1),
-		inflight:  map[string]bool{},
+		inflight:  map[string]chan struct{}{},
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -100,6 +135,20 @@ func New(opts Options) *Service {
 	if s.every <= 0 {
 		s.every = time.Second
 	}
+	if s.maxWait <= 0 {
+		s.maxWait = time.Minute
+	}
+	if s.orphan <= 0 {
+		s.orphan = 24 * time.Hour
+	}
+	if s.poll <= 0 {
+		s.poll = 100 * time.Millisecond
+	}
+	warnEvery := opts.WarnEvery
+	if warnEvery <= 0 {
+		warnEvery = time.Minute
+	}
+	s.warns = newWarnLimiter(s.log, s.now, warnEvery)
 	return s
 }
 
@@ -223,9 +272,13 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 		ID: id, Kind: k.name, ClientAPIKey: cred.ClientAPIKey, CredentialID: cred.ID,
 		CredentialName: cred.Name, Exchange: cred.Exchange, ClientRef: ref, Fingerprint: fp,
 		Request: reqJSON, State: exgate.IntentSubmitting, CreatedAt: now, UpdatedAt: now,
+		// Until its call deadline has passed and its outcome had time
+		// to be recorded, the intent belongs to this instance: no
+		// reconciler (here or elsewhere) asks the exchange about it.
+		NextDue: now.Add(s.timeout + ownerMargin),
 	}
-	s.setInflight(id, true)
-	defer s.setInflight(id, false)
+	s.startInflight(id)
+	defer s.endInflight(id)
 	if err := s.store.CreateIntent(ctx, it); err != nil {
 		if errors.Is(err, exgate.ErrConflict) && ref != "" {
 			// Another request with the same client id won the race.
@@ -254,6 +307,9 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 			state = exgate.IntentFinal
 		}
 		s.save(saveCtx, id, state, http.StatusOK, rec)
+		if state != exgate.IntentFinal {
+			s.schedule(saveCtx, id, s.now().Add(s.every), 0)
+		}
 		return rec, nil
 	}
 	if definite(callErr) {
@@ -263,6 +319,7 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 	s.log.WarnContext(ctx, "outcome unknown; reconciling", "kind", string(k.name), "id", id, "exchange", cred.Exchange, "err", callErr)
 	pending := k.label(k.pending(req, id, now, cred.Exchange), id, ref)
 	s.save(saveCtx, id, exgate.IntentUnknown, http.StatusGatewayTimeout, pending)
+	s.schedule(saveCtx, id, s.now(), 0)
 	s.Kick()
 	return pending, timeoutError(k.name, id)
 }
@@ -290,20 +347,97 @@ func definite(err error) bool {
 	return true
 }
 
-func (s *Service) setInflight(id string, on bool) {
+func (s *Service) startInflight(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if on {
-		s.inflight[id] = true
-	} else {
-		delete(s.inflight, id)
-	}
+	s.inflight[id] = make(chan struct{})
 }
 
-func (s *Service) isInflight(id string) bool {
+// endInflight wakes the duplicates waiting for id; its outcome is
+// recorded by then.
+func (s *Service) endInflight(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.inflight[id]
+	close(s.inflight[id])
+	delete(s.inflight, id)
+}
+
+// inflightDone returns the channel closed when this process has recorded
+// the outcome of id, or nil when this process is not submitting it.
+func (s *Service) inflightDone(id string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch, ok := s.inflight[id]; ok {
+		return ch
+	}
+	return nil
+}
+
+func (s *Service) isInflight(id string) bool { return s.inflightDone(id) != nil }
+
+// owned reports whether the instance that recorded it may still be
+// sending it: an intent still being submitted whose call deadline has not
+// passed is asked about only by its sender.
+func (s *Service) owned(it exgate.Intent) bool {
+	return it.State == exgate.IntentSubmitting && s.now().Before(it.NextDue)
+}
+
+// await waits until the outcome of an intent still being submitted is
+// recorded: by this process (woken when it is) or by another instance
+// (polled from the store until it is, or until the sender's own deadline
+// has passed). A duplicate gets the budget the first request had, the
+// call deadline, whatever the deadline of ctx; it stops early only when
+// ctx is cancelled (the client went away). It returns the intent as last
+// read.
+func (s *Service) await(ctx context.Context, it exgate.Intent) exgate.Intent {
+	if it.State != exgate.IntentSubmitting {
+		return it
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			cancel()
+		}
+	})
+	defer stop()
+	if done := s.inflightDone(it.ID); done != nil {
+		select {
+		case <-done:
+			return s.reread(wctx, it)
+		case <-wctx.Done():
+			return it
+		}
+	}
+	t := time.NewTicker(s.poll)
+	defer t.Stop()
+	for s.owned(it) {
+		select {
+		case <-t.C:
+			it = s.reread(wctx, it)
+		case <-wctx.Done():
+			return it
+		}
+	}
+	return it
+}
+
+// reread returns the stored intent, or it unchanged when the store cannot
+// be read.
+func (s *Service) reread(ctx context.Context, it exgate.Intent) exgate.Intent {
+	fresh, err := s.store.Intent(ctx, it.ID)
+	if err != nil {
+		return it
+	}
+	return fresh
+}
+
+// schedule sets when the reconciler next reads an intent. A failure only
+// delays or hastens that read.
+func (s *Service) schedule(ctx context.Context, id string, next time.Time, attempts int) {
+	if err := s.store.ScheduleIntent(ctx, id, next, attempts); err != nil {
+		s.log.WarnContext(ctx, "journal: next reconciliation not recorded", "id", id, "err", err)
+	}
 }
 
 // storedError is how a refusal is kept in an intent's response.
@@ -355,7 +489,10 @@ func replay[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgate.I
 		return zero, exgate.Errorf(exgate.CodeIdempotencyConflict,
 			"this client id was already used for a different %s (gateway id %s)", k.name, it.ID)
 	}
-	if !it.State.Done() && !s.isInflight(it.ID) {
+	// A duplicate of a request still with the exchange waits for its
+	// outcome rather than answering that it is unknown.
+	it = s.await(ctx, it)
+	if !it.State.Done() && !s.isInflight(it.ID) && !s.owned(it) {
 		if fresh, err := reconcile(ctx, s, k, it); err == nil {
 			it = fresh
 		}

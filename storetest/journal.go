@@ -38,6 +38,8 @@ func (s suite) testIntents(t *testing.T) {
 	full.Response = []byte(`{"id":"o1"}`)
 	full.CreatedAt = created
 	full.UpdatedAt = created.Add(time.Second)
+	full.NextDue = created.Add(15 * time.Second)
+	full.Attempts = 3
 	defaulted := intent("o2", "alice", "")
 	defaulted.Request = nil
 	withdrawal := intent("w1", "alice", "my-1")
@@ -52,7 +54,7 @@ func (s suite) testIntents(t *testing.T) {
 			}
 		}
 		wantDefaulted := defaulted
-		wantDefaulted.CreatedAt, wantDefaulted.UpdatedAt = startTime(), startTime()
+		wantDefaulted.CreatedAt, wantDefaulted.UpdatedAt, wantDefaulted.NextDue = startTime(), startTime(), startTime()
 		tests := []struct {
 			id   string
 			want exgate.Intent
@@ -164,7 +166,7 @@ func (s suite) testIntents(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := defaulted
-				want.CreatedAt = startTime()
+				want.CreatedAt, want.NextDue = startTime(), startTime()
 				want.State, want.Status, want.Response, want.UpdatedAt = tc.state, tc.status, tc.response, now
 				if diff := cmp.Diff(got, want); diff != "" {
 					t.Fatalf("Intent after update (-got +want):\n%s", diff)
@@ -282,4 +284,109 @@ func (s suite) testConcurrentClientRef(t *testing.T) {
 	if err != nil || got.ID != fmt.Sprintf("race-%02d", winner) {
 		t.Fatalf("IntentByClientRef = %s, %v; want the winner race-%02d", got.ID, err, winner)
 	}
+}
+
+// testDueIntents checks the reconciler's schedule: only unfinished intents
+// whose NextDue has come, the longest overdue first, and ScheduleIntent
+// moving one back without touching the rest of the record.
+func (s suite) testDueIntents(t *testing.T) {
+	e := s.newEnv(t)
+	ctx := t.Context()
+	base := startTime()
+	tests := []struct {
+		id    string
+		at    time.Duration // CreatedAt
+		due   time.Duration // NextDue; 0: CreatedAt
+		state exgate.IntentState
+	}{
+		{"i-old-later", 0, 30 * time.Second, exgate.IntentAccepted},
+		{"i-new-now", 10 * time.Second, 0, exgate.IntentUnknown},
+		{"i-future", 0, time.Hour, exgate.IntentSubmitting},
+		{"i-final", 0, 0, exgate.IntentFinal},
+		{"i-tie-a", 20 * time.Second, 0, exgate.IntentSubmitting},
+		{"i-tie-b", 20 * time.Second, 0, exgate.IntentAccepted},
+	}
+	for _, tc := range tests {
+		in := intent(tc.id, "alice", "")
+		in.State = tc.state
+		in.CreatedAt = base.Add(tc.at)
+		if tc.due != 0 {
+			in.NextDue = base.Add(tc.due)
+		}
+		if err := e.CreateIntent(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(t *testing.T, now time.Time, limit int) []string {
+		t.Helper()
+		got, err := e.DueIntents(ctx, now, limit)
+		if err != nil {
+			t.Fatalf("DueIntents: %v", err)
+		}
+		var out []string
+		for _, in := range got {
+			out = append(out, in.ID)
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		now   time.Duration
+		limit int
+		want  []string
+	}{
+		{"before any", -time.Second, 0, nil},
+		{"at the first", 0, 0, nil},
+		{"some", 20 * time.Second, 0, []string{"i-new-now", "i-tie-a", "i-tie-b"}},
+		{"overdue first", 30 * time.Second, 0, []string{"i-new-now", "i-tie-a", "i-tie-b", "i-old-later"}},
+		{"limit", 30 * time.Second, 2, []string{"i-new-now", "i-tie-a"}},
+		{"no limit", 2 * time.Hour, -1, []string{"i-new-now", "i-tie-a", "i-tie-b", "i-old-later", "i-future"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(ids(t, base.Add(tc.now), tc.limit), tc.want); diff != "" {
+				t.Fatalf("DueIntents (-got +want):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("schedule", func(t *testing.T) {
+		before, err := e.Intent(ctx, "i-new-now")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(time.Minute)
+		next := base.Add(25*time.Second + 7) // nanoseconds survive
+		if err := e.ScheduleIntent(ctx, "i-new-now", next, 4); err != nil {
+			t.Fatalf("ScheduleIntent: %v", err)
+		}
+		got, err := e.Intent(ctx, "i-new-now")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := before
+		want.NextDue, want.Attempts = next, 4
+		if diff := cmp.Diff(got, want); diff != "" {
+			t.Fatalf("Intent after ScheduleIntent (-got +want):\n%s", diff)
+		}
+		if diff := cmp.Diff(ids(t, base.Add(30*time.Second), 0), []string{"i-tie-a", "i-tie-b", "i-new-now", "i-old-later"}); diff != "" {
+			t.Fatalf("DueIntents after ScheduleIntent (-got +want):\n%s", diff)
+		}
+		if err := e.ScheduleIntent(ctx, "nope", next, 1); !errors.Is(err, exgate.ErrNotFound) {
+			t.Fatalf("ScheduleIntent(unknown) = %v, want %v", err, exgate.ErrNotFound)
+		}
+	})
+	t.Run("full records", func(t *testing.T) {
+		got, err := e.DueIntents(ctx, base.Add(2*time.Hour), 1)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("DueIntents = %v, %v", got, err)
+		}
+		want, err := e.Intent(ctx, got[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(got[0], want); diff != "" {
+			t.Fatalf("DueIntents record (-got +want):\n%s", diff)
+		}
+	})
 }

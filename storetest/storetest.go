@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"SecretsAtRest", s.testSecretsAtRest},
 		{"Intents", s.testIntents},
 		{"UnfinishedIntents", s.testUnfinishedIntents},
+		{"DueIntents", s.testDueIntents},
 		{"ConcurrentClientRef", s.testConcurrentClientRef},
 		{"SimLedger", s.testSimLedger},
 		{"SimExactDecimals", s.testSimExactDecimals},

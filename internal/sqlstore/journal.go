@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/exgate/exgate"
 )
 
 // intentColumns is the column list scanIntent reads.
 const intentColumns = `id, kind, client_api_key, credential_id, credential_name, exchange, client_ref,
-	fingerprint, request, state, status, response, created_at, updated_at`
+	fingerprint, request, state, status, response, created_at, updated_at, next_due, attempts`
 
 // CreateIntent implements exgate.Store.
 func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
@@ -24,11 +25,14 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 	if in.UpdatedAt.IsZero() {
 		in.UpdatedAt = in.CreatedAt
 	}
+	if in.NextDue.IsZero() {
+		in.NextDue = in.CreatedAt
+	}
 	err := s.exec(ctx, exgate.ErrConflict, `INSERT INTO intents (`+intentColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING`,
 		in.ID, string(in.Kind), in.ClientAPIKey, in.CredentialID, in.CredentialName, in.Exchange,
 		in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), in.Status,
-		nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt))
+		nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts)
 	if err != nil {
 		return s.fail("create intent "+in.ID, err)
 	}
@@ -84,15 +88,40 @@ func (s *Store) UnfinishedIntents(ctx context.Context, limit int) ([]exgate.Inte
 	return out, nil
 }
 
+// DueIntents implements exgate.Store.
+func (s *Store) DueIntents(ctx context.Context, now time.Time, limit int) ([]exgate.Intent, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+intentColumns+` FROM intents
+		WHERE state <> 'final' AND next_due <= $1 ORDER BY next_due, seq`+limitClause(limit), unixNano(now))
+	if err != nil {
+		return nil, s.fail("due intents", err)
+	}
+	out, err := collect(rows, func(rows *sql.Rows) (exgate.Intent, error) { return scanIntent(rows) })
+	if err != nil {
+		return nil, s.fail("due intents", err)
+	}
+	return out, nil
+}
+
+// ScheduleIntent implements exgate.Store.
+func (s *Store) ScheduleIntent(ctx context.Context, id string, next time.Time, attempts int) error {
+	err := s.exec(ctx, exgate.ErrNotFound, `UPDATE intents SET next_due = $1, attempts = $2 WHERE id = $3`,
+		unixNano(next), attempts, id)
+	if err != nil {
+		return s.fail("schedule intent "+id, err)
+	}
+	return nil
+}
+
 // scanIntent reads the columns of intentColumns.
 func scanIntent(row interface{ Scan(...any) error }) (exgate.Intent, error) {
 	var (
 		in               exgate.Intent
 		kind, state      string
 		created, updated int64
+		due              int64
 	)
 	err := row.Scan(&in.ID, &kind, &in.ClientAPIKey, &in.CredentialID, &in.CredentialName, &in.Exchange,
-		&in.ClientRef, &in.Fingerprint, &in.Request, &state, &in.Status, &in.Response, &created, &updated)
+		&in.ClientRef, &in.Fingerprint, &in.Request, &state, &in.Status, &in.Response, &created, &updated, &due, &in.Attempts)
 	if err != nil {
 		return exgate.Intent{}, err
 	}
@@ -102,5 +131,6 @@ func scanIntent(row interface{ Scan(...any) error }) (exgate.Intent, error) {
 	in.Response = nilIfEmpty(in.Response)
 	in.CreatedAt = fromUnixNano(created)
 	in.UpdatedAt = fromUnixNano(updated)
+	in.NextDue = fromUnixNano(due)
 	return in, nil
 }
