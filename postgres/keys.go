@@ -39,9 +39,9 @@ func (s *Store) CreateClientKey(ctx context.Context, k exgate.ClientKey) error {
 	}
 	sealed := s.box.Seal([]byte(k.Secret), clientSecretAD(k.APIKey))
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO client_keys (api_key, secret, label, created_at, revoked_at)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-			k.APIKey, sealed, k.Label, unixNano(k.CreatedAt), revoked)
+		tag, err := tx.Exec(ctx, `INSERT INTO client_keys (api_key, secret, label, created_at, revoked_at, legacy_signing)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+			k.APIKey, sealed, k.Label, unixNano(k.CreatedAt), revoked, k.LegacySigning)
 		if err != nil {
 			return err
 		}
@@ -63,8 +63,8 @@ func (s *Store) ClientKey(ctx context.Context, apiKey string) (exgate.ClientKey,
 		revoked *int64
 	)
 	err := s.pool.QueryRow(ctx,
-		`SELECT secret, label, created_at, revoked_at FROM client_keys WHERE api_key = $1`, apiKey,
-	).Scan(&sealed, &k.Label, &created, &revoked)
+		`SELECT secret, label, created_at, revoked_at, legacy_signing FROM client_keys WHERE api_key = $1`, apiKey,
+	).Scan(&sealed, &k.Label, &created, &revoked, &k.LegacySigning)
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = exgate.ErrNotFound
 	}
@@ -86,7 +86,7 @@ func (s *Store) ClientKey(ctx context.Context, apiKey string) (exgate.ClientKey,
 // ListClientKeys returns every client key, oldest first, without secrets.
 func (s *Store) ListClientKeys(ctx context.Context) ([]exgate.ClientKey, error) {
 	rows, err := s.pool.Query(ctx,
-		`SELECT api_key, label, created_at, revoked_at FROM client_keys ORDER BY created_at, api_key`)
+		`SELECT api_key, label, created_at, revoked_at, legacy_signing FROM client_keys ORDER BY created_at, api_key`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list client keys: %w", err)
 	}
@@ -98,7 +98,7 @@ func (s *Store) ListClientKeys(ctx context.Context) ([]exgate.ClientKey, error) 
 			created int64
 			revoked *int64
 		)
-		if err := rows.Scan(&k.APIKey, &k.Label, &created, &revoked); err != nil {
+		if err := rows.Scan(&k.APIKey, &k.Label, &created, &revoked, &k.LegacySigning); err != nil {
 			return nil, fmt.Errorf("postgres: list client keys: %w", err)
 		}
 		k.CreatedAt = fromUnixNano(created)

@@ -171,8 +171,9 @@ func TestConcurrentOpen(t *testing.T) {
 	}
 	s := open(t, dbURL, testKey())
 	rows, err := s.RawQuery(t.Context(), "SELECT count(*) FROM schema_migrations")
-	if err != nil || len(rows) != 1 || rows[0][0] != "1" {
-		t.Fatalf("schema_migrations count = %v, %v; want 1", rows, err)
+	// One row per migration (0001_init, 0002_legacy_signing), each applied once.
+	if err != nil || len(rows) != 1 || rows[0][0] != "2" {
+		t.Fatalf("schema_migrations count = %v, %v; want 2", rows, err)
 	}
 }
 

@@ -37,9 +37,9 @@ func (s *Store) CreateClientKey(ctx context.Context, k exgate.ClientKey) error {
 	}
 	sealed := s.box.Seal([]byte(k.Secret), clientSecretAD(k.APIKey))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO client_keys (api_key, secret, label, created_at, revoked_at)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			k.APIKey, sealed, k.Label, unixNano(k.CreatedAt), revoked)
+		res, err := tx.ExecContext(ctx, `INSERT INTO client_keys (api_key, secret, label, created_at, revoked_at, legacy_signing)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			k.APIKey, sealed, k.Label, unixNano(k.CreatedAt), revoked, k.LegacySigning)
 		if err != nil {
 			return err
 		}
@@ -61,8 +61,8 @@ func (s *Store) ClientKey(ctx context.Context, apiKey string) (exgate.ClientKey,
 		revoked sql.NullInt64
 	)
 	err := s.read.QueryRowContext(ctx,
-		`SELECT secret, label, created_at, revoked_at FROM client_keys WHERE api_key = ?`, apiKey,
-	).Scan(&sealed, &k.Label, &created, &revoked)
+		`SELECT secret, label, created_at, revoked_at, legacy_signing FROM client_keys WHERE api_key = ?`, apiKey,
+	).Scan(&sealed, &k.Label, &created, &revoked, &k.LegacySigning)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = exgate.ErrNotFound
 	}
@@ -84,7 +84,7 @@ func (s *Store) ClientKey(ctx context.Context, apiKey string) (exgate.ClientKey,
 // ListClientKeys returns every client key, oldest first, without secrets.
 func (s *Store) ListClientKeys(ctx context.Context) ([]exgate.ClientKey, error) {
 	rows, err := s.read.QueryContext(ctx,
-		`SELECT api_key, label, created_at, revoked_at FROM client_keys ORDER BY created_at, api_key`)
+		`SELECT api_key, label, created_at, revoked_at, legacy_signing FROM client_keys ORDER BY created_at, api_key`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list client keys: %w", err)
 	}
@@ -96,7 +96,7 @@ func (s *Store) ListClientKeys(ctx context.Context) ([]exgate.ClientKey, error) 
 			created int64
 			revoked sql.NullInt64
 		)
-		if err := rows.Scan(&k.APIKey, &k.Label, &created, &revoked); err != nil {
+		if err := rows.Scan(&k.APIKey, &k.Label, &created, &revoked, &k.LegacySigning); err != nil {
 			return nil, fmt.Errorf("sqlite: list client keys: %w", err)
 		}
 		k.CreatedAt = fromUnixNano(created)
