@@ -43,7 +43,7 @@ type sharedState struct {
 	// process, where the adapter keeps its own.
 	metadata binance.MetadataCache
 	replay   interface {
-		FirstUse(ctx context.Context, key string, expiry time.Time) (bool, error)
+		FirstUseBy(ctx context.Context, owner, key string, expiry time.Time, quota int) (bool, error)
 	}
 	ping  func(ctx context.Context) error
 	close func() error
@@ -220,14 +220,9 @@ func buildGateway(cfg *config, st appStore, state *sharedState, log *slog.Logger
 		ClientLimit:      exgate.RateLimit{Rate: cfg.clientRate, Period: time.Second, Burst: max(cfg.clientBurst, cfg.clientRate)},
 		RequireTimestamp: cfg.requireTimestamp,
 		RequestTimeout:   cfg.requestTimeout,
-		Ready: func(ctx context.Context) error {
-			if err := st.Ping(ctx); err != nil {
-				return fmt.Errorf("store: %w", err)
-			}
-			if err := state.ping(ctx); err != nil {
-				return fmt.Errorf("redis: %w", err)
-			}
-			return nil
+		Ready: []httpapi.ReadyCheck{
+			{Name: "store", Check: st.Ping},
+			{Name: "shared state (Redis)", Check: state.ping},
 		},
 		OpenAPI: api.Spec(),
 		Logger:  log,
