@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,8 @@ type config struct {
 	// envErrs are the environment variables whose values could not be
 	// read; validate reports them rather than running on a default.
 	envErrs []error
+	// warn receives warnings that do not stop the command (stderr).
+	warn io.Writer
 }
 
 // newFlagSet returns a flag set for cmd with the storage flags every
@@ -52,7 +55,7 @@ type config struct {
 func newFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server bool) (*flag.FlagSet, *config) {
 	fs := flag.NewFlagSet("exgate "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	c := &config{masterKey: getenv("EXGATE_MASTER_KEY")}
+	c := &config{masterKey: getenv("EXGATE_MASTER_KEY"), warn: stderr}
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
 			return v
@@ -156,6 +159,10 @@ func openStore(ctx context.Context, c *config) (appStore, error) {
 			return nil, fmt.Errorf("open PostgreSQL store: %w", err)
 		}
 		return st, nil
+	}
+	if fi, err := os.Stat(c.dataDir); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" && c.warn != nil {
+		fmt.Fprintf(c.warn, "exgate: warning: data dir %s is open to group or others (mode %04o); it holds the store and the master key: run chmod 700 %s\n",
+			c.dataDir, fi.Mode().Perm(), c.dataDir)
 	}
 	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
