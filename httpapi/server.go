@@ -125,11 +125,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.InfoContext(ctx, "request",
 			"requestId", id,
 			"method", r.Method,
-			"path", r.URL.Path,
+			"path", clip(r.URL.Path),
 			"status", rec.status,
 			"bytes", rec.bytes,
 			"durationMs", float64(time.Since(start).Microseconds())/1000,
-			"apiKey", r.Header.Get("X-API-KEY"),
+			"apiKey", clip(r.Header.Get("X-API-KEY")),
 			"remote", r.RemoteAddr,
 		)
 	}()
