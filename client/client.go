@@ -3,6 +3,11 @@
 // decodes the answers into the root package's types, or into an *Error for
 // an RFC 9457 problem.
 //
+// Every POST carries a signed timestamp, which the gateway requires on
+// requests that change state (DESIGN.md 2.1); WithTimestamps adds one to
+// GETs too, and WithLegacySigning (for a key created with
+// `exgate keys create --legacy-signing`) adds none.
+//
 // A Client never retries. Reads may be retried by the caller; an order or a
 // withdrawal whose call failed without an answer (a timeout, a dropped
 // connection) may or may not have been placed, so give it a client id
