@@ -59,7 +59,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		out := make([]keyOutput, 0, len(keys))
 		for _, k := range keys {
-			o := keyOutput{APIKey: k.APIKey, Label: k.Label, CreatedAt: k.CreatedAt}
+			o := keyOutput{APIKey: k.APIKey, Label: k.Label, CreatedAt: k.CreatedAt, LegacySigning: k.LegacySigning}
 			if !k.Active() {
 				o.RevokedAt = &k.RevokedAt
 			}

@@ -185,4 +185,8 @@ func TestKeysCreateLegacySigning(t *testing.T) {
 			t.Errorf("keys create %v: LegacySigning = %v", tc.args, k.LegacySigning)
 		}
 	}
+	out, _, err := runIn(t, env, "", "keys", "list")
+	if err != nil || strings.Count(out, `"legacySigning":true`) != 1 {
+		t.Errorf("keys list = %s, %v; want one key marked legacySigning", out, err)
+	}
 }
