@@ -70,6 +70,10 @@ type ClientKey struct {
 	CreatedAt time.Time
 	// RevokedAt is the zero time while the key is active.
 	RevokedAt time.Time
+	// LegacySigning accepts state-changing requests signed without a
+	// timestamp, exactly as the interface spec describes (DESIGN.md 2.1).
+	// Such a request can be replayed by whoever captures it.
+	LegacySigning bool
 }
 
 // Active reports whether the key has not been revoked.

@@ -51,12 +51,18 @@ func ParseDecimal(s string) (decimal.Decimal, error) {
 	return d, nil
 }
 
-// MaxDecimalText bounds the length of decimal text the gateway parses.
+// MaxDecimalText bounds the length of decimal text the gateway parses, so
+// also its significant digits.
 const MaxDecimalText = 64
 
+// MaxDecimalExponent bounds the written exponent of decimal text (1e64 and
+// 1e-64 parse, 1e65 and 1e-9999 do not), so that no accepted number
+// expands to thousands of digits when it is logged, echoed or stored.
+const MaxDecimalExponent = 64
+
 // isDecimalText reports whether s is sign? digits [. digits] [e sign? digits],
-// with at least one digit in the mantissa and an exponent of at most four
-// digits.
+// with at least one digit in the mantissa and an exponent of at most
+// MaxDecimalExponent.
 func isDecimalText(s string) bool {
 	if len(s) == 0 || len(s) > MaxDecimalText {
 		return false
@@ -85,12 +91,15 @@ func isDecimalText(s string) bool {
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
 		}
-		exp := 0
+		digits, exp := 0, 0
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			if exp = exp*10 + int(s[i]-'0'); exp > MaxDecimalExponent {
+				return false
+			}
 			i++
-			exp++
+			digits++
 		}
-		if exp == 0 || exp > 4 {
+		if digits == 0 {
 			return false
 		}
 	}

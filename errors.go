@@ -17,6 +17,7 @@ const (
 	CodeInvalidAPIKey          Code = "INVALID_API_KEY"
 	CodeMissingSignature       Code = "MISSING_SIGNATURE"
 	CodeInvalidSignature       Code = "INVALID_SIGNATURE"
+	CodeMissingTimestamp       Code = "MISSING_TIMESTAMP"
 	CodeTimestampOutsideWindow Code = "TIMESTAMP_OUTSIDE_WINDOW"
 	CodeReplayedRequest        Code = "REPLAYED_REQUEST"
 	CodeMissingExchangeKey     Code = "MISSING_EXCHANGE_KEY"
@@ -35,6 +36,7 @@ const (
 	CodeExchangeTimeout        Code = "EXCHANGE_TIMEOUT"
 	CodePayloadTooLarge        Code = "PAYLOAD_TOO_LARGE"
 	CodeMethodNotAllowed       Code = "METHOD_NOT_ALLOWED"
+	CodeUnsupportedMediaType   Code = "UNSUPPORTED_MEDIA_TYPE"
 	CodeNotFound               Code = "NOT_FOUND"
 	CodeIdempotencyConflict    Code = "IDEMPOTENCY_CONFLICT"
 	CodeInternal               Code = "INTERNAL"
@@ -45,6 +47,7 @@ var codeStatus = map[Code]int{
 	CodeInvalidAPIKey:          http.StatusUnauthorized,
 	CodeMissingSignature:       http.StatusUnauthorized,
 	CodeInvalidSignature:       http.StatusUnauthorized,
+	CodeMissingTimestamp:       http.StatusUnauthorized,
 	CodeTimestampOutsideWindow: http.StatusUnauthorized,
 	CodeReplayedRequest:        http.StatusUnauthorized,
 	CodeMissingExchangeKey:     http.StatusBadRequest,
@@ -63,6 +66,7 @@ var codeStatus = map[Code]int{
 	CodeExchangeTimeout:        http.StatusGatewayTimeout,
 	CodePayloadTooLarge:        http.StatusRequestEntityTooLarge,
 	CodeMethodNotAllowed:       http.StatusMethodNotAllowed,
+	CodeUnsupportedMediaType:   http.StatusUnsupportedMediaType,
 	CodeNotFound:               http.StatusNotFound,
 	CodeIdempotencyConflict:    http.StatusConflict,
 	CodeInternal:               http.StatusInternalServerError,
@@ -138,4 +142,7 @@ var (
 	ErrConflict = errors.New("already exists")
 	// ErrInsufficientFunds: a balance would go negative.
 	ErrInsufficientFunds = errors.New("insufficient funds")
+	// ErrOverQuota: one owner (a client key) holds as many entries as it
+	// may, so a new one is refused.
+	ErrOverQuota = errors.New("over quota")
 )

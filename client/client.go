@@ -3,6 +3,11 @@
 // decodes the answers into the root package's types, or into an *Error for
 // an RFC 9457 problem.
 //
+// Every POST carries a signed timestamp, which the gateway requires on
+// requests that change state (DESIGN.md 2.1); WithTimestamps adds one to
+// GETs too, and WithLegacySigning (for a key created with
+// `exgate keys create --legacy-signing`) adds none.
+//
 // A Client never retries. Reads may be retried by the caller; an order or a
 // withdrawal whose call failed without an answer (a timeout, a dropped
 // connection) may or may not have been placed, so give it a client id
@@ -50,6 +55,8 @@ type Client struct {
 	// now is the clock for timestamps and Retry-After dates.
 	now        func() time.Time
 	timestamps bool
+	// legacy: no timestamp is added by itself, not even to a POST.
+	legacy     bool
 	recvWindow time.Duration
 	// lastTimestamp keeps the timestamps this client sends strictly
 	// increasing, so that two identical requests in the same millisecond
@@ -70,8 +77,8 @@ func WithHTTPClient(hc *http.Client) Option {
 	}
 }
 
-// WithTimestamps adds the gateway's replay protection to every request: a
-// signed timestamp parameter (milliseconds since the Unix epoch, from now,
+// WithTimestamps adds the gateway's replay protection to every request,
+// GETs included (every POST carries it anyway): a signed timestamp parameter (milliseconds since the Unix epoch, from now,
 // or time.Now when now is nil) and, when recvWindow is positive, a
 // recvWindow parameter in milliseconds (the gateway's default is 5 s, its
 // maximum 60 s). Timestamps from one Client strictly increase: a request
@@ -86,6 +93,14 @@ func WithTimestamps(now func() time.Time, recvWindow time.Duration) Option {
 		c.timestamps = true
 		c.recvWindow = recvWindow
 	}
+}
+
+// WithLegacySigning signs requests exactly as the interface spec
+// describes, without adding a timestamp even to a POST, for a client key
+// created with `exgate keys create --legacy-signing`. A captured request
+// signed so can be replayed; prefer the default.
+func WithLegacySigning() Option {
+	return func(c *Client) { c.legacy = true }
 }
 
 // New returns a Client for the gateway at baseURL (its root, such as
@@ -162,7 +177,7 @@ func (c *Client) Do(ctx context.Context, method, path string, params []Param) (s
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
-	params = c.withTimestamp(params)
+	params = c.withTimestamp(method, params)
 
 	var sig strings.Builder
 	for i, p := range params {
@@ -229,9 +244,12 @@ func (c *Client) Do(ctx context.Context, method, path string, params []Param) (s
 }
 
 // withTimestamp appends timestamp and recvWindow when the client adds them
-// and the caller did not.
-func (c *Client) withTimestamp(params []Param) []Param {
-	if !c.timestamps {
+// and the caller did not: timestamp on every request that changes state
+// (the gateway requires it on every POST, unless WithLegacySigning), and on
+// GETs too with WithTimestamps.
+func (c *Client) withTimestamp(method string, params []Param) []Param {
+	post := method != http.MethodGet && method != http.MethodHead
+	if c.legacy || (!c.timestamps && !post) {
 		return params
 	}
 	haveTS, haveWindow := false, false

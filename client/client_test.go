@@ -268,7 +268,8 @@ var pendingOrder = exgate.Order{
 func TestPlaceMarketOrderVector(t *testing.T) {
 	g := newFake(t)
 	g.answer = func(w http.ResponseWriter, _ *http.Request, _ seen) { writeJSON(w, orderAnswer) }
-	order, err := g.client().PlaceMarketOrder(t.Context(), client.MarketOrder{
+	// The vector is signed as the spec describes, without a timestamp.
+	order, err := g.client(client.WithLegacySigning()).PlaceMarketOrder(t.Context(), client.MarketOrder{
 		Asset1: "BTC", Asset2: "ETH", Side: "BUY", Quantity: "0.1", QuantityIn: "ETH",
 	})
 	if err != nil {
@@ -334,7 +335,7 @@ func TestDoOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newFake(t)
 			g.unchecked = true // arbitrary parameters and paths
-			status, body, err := g.client().Do(t.Context(), tc.method, "/v1/echo", tc.params)
+			status, body, err := g.client(client.WithLegacySigning()).Do(t.Context(), tc.method, "/v1/echo", tc.params)
 			if err != nil || status != http.StatusOK || string(body) != "[]" {
 				t.Fatalf("Do = %d, %s, %v", status, body, err)
 			}
@@ -375,7 +376,7 @@ func TestDoNumbers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newFake(t)
 			g.unchecked = true
-			if _, _, err := g.client().Do(t.Context(), http.MethodPost, "/v1/echo", []client.Param{{tc.param, tc.value}}); err != nil {
+			if _, _, err := g.client(client.WithLegacySigning()).Do(t.Context(), http.MethodPost, "/v1/echo", []client.Param{{tc.param, tc.value}}); err != nil {
 				t.Fatalf("Do: %v", err)
 			}
 			s := g.last()
@@ -430,6 +431,37 @@ func TestTimestamps(t *testing.T) {
 				if diff := cmp.Diff(g.last().params, want); diff != "" {
 					t.Errorf("call %d params (-got +want):\n%s", i, diff)
 				}
+			}
+		})
+	}
+}
+
+// TestTimestampsByDefault checks that a POST carries a signed timestamp
+// without WithTimestamps (the gateway requires one, DESIGN.md 2.1), a GET
+// does not, and WithLegacySigning adds none.
+func TestTimestampsByDefault(t *testing.T) {
+	tests := []struct {
+		name   string
+		method string
+		opts   []client.Option
+		wantTS bool
+	}{
+		{"POST", http.MethodPost, nil, true},
+		{"GET", http.MethodGet, nil, false},
+		{"POST, legacy signing", http.MethodPost, []client.Option{client.WithLegacySigning()}, false},
+		{"GET with timestamps", http.MethodGet, []client.Option{client.WithTimestamps(nil, 0)}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newFake(t)
+			g.unchecked = true
+			if _, _, err := g.client(tc.opts...).Do(t.Context(), tc.method, "/v1/echo", []client.Param{{"asset", "BTC"}}); err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			ps := g.last().params
+			got := len(ps) == 2 && ps[1].Name == "timestamp"
+			if got != tc.wantTS || ps[0] != (client.Param{Name: "asset", Value: "BTC"}) {
+				t.Fatalf("params %v; want a timestamp: %v", ps, tc.wantTS)
 			}
 		})
 	}
@@ -591,6 +623,13 @@ func TestTypedMethods(t *testing.T) {
 			s := g.last()
 			if s.method != tc.wantMethod || s.path != tc.wantPath {
 				t.Errorf("request %s %s, want %s %s", s.method, s.path, tc.wantMethod, tc.wantPath)
+			}
+			if s.method == http.MethodPost {
+				// Every POST carries a signed timestamp (DESIGN.md 2.1).
+				if n := len(s.params); n == 0 || s.params[n-1].Name != "timestamp" {
+					t.Fatalf("POST params %v end without a timestamp", s.params)
+				}
+				s.params = s.params[:len(s.params)-1]
 			}
 			if diff := cmp.Diff(s.params, tc.wantParams); diff != "" {
 				t.Errorf("params (-got +want):\n%s", diff)

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"hash"
 	"strconv"
 	"sync"
@@ -19,6 +20,9 @@ const (
 	maxRecvWindow     = 60000 * time.Millisecond
 	// clockSkew is how far in the future a client's timestamp may be.
 	clockSkew = time.Second
+	// secondsLike: a timestamp below this (11 digits or fewer, before
+	// 1973 in milliseconds) is most likely in seconds.
+	secondsLike = 100_000_000_000
 )
 
 // keyStore is what authentication needs from the store.
@@ -27,9 +31,11 @@ type keyStore interface {
 	Credential(ctx context.Context, apiKey, name string) (exgate.Credential, error)
 }
 
-// replayGuard remembers accepted signatures inside their window.
+// replayGuard remembers accepted signatures inside their window. FirstUseBy
+// records key for owner (a client key) and fails with exgate.ErrOverQuota,
+// recording nothing, when owner already holds quota live keys.
 type replayGuard interface {
-	FirstUse(ctx context.Context, key string, expiry time.Time) (bool, error)
+	FirstUseBy(ctx context.Context, owner, key string, expiry time.Time, quota int) (bool, error)
 }
 
 // keyCache keeps client keys and credentials for at most ttl, so that the
@@ -184,7 +190,7 @@ func fromHex(c byte) (byte, bool) {
 // checkTimestamp applies the optional replay window. It returns the time
 // until which the signature must be remembered, or the zero time when the
 // request carries no timestamp.
-func checkTimestamp(sr *signedRequest, now time.Time, required bool) (time.Time, error) {
+func checkTimestamp(sr *signedRequest, now time.Time, required, post bool) (time.Time, error) {
 	var tsText, windowText string
 	var haveTS, haveWindow bool
 	for _, p := range sr.params {
@@ -203,8 +209,12 @@ func checkTimestamp(sr *signedRequest, now time.Time, required bool) (time.Time,
 	}
 	if !haveTS {
 		if required {
-			return time.Time{}, &exgate.Error{Code: exgate.CodeTimestampOutsideWindow, Param: "timestamp",
-				Detail: "this gateway requires a signed timestamp parameter (milliseconds since the Unix epoch)"}
+			why := "this gateway requires a signed timestamp parameter on every request"
+			if post {
+				why = "a request that changes state (every POST) requires a signed timestamp parameter"
+			}
+			return time.Time{}, &exgate.Error{Code: exgate.CodeMissingTimestamp, Param: "timestamp",
+				Detail: why + " (milliseconds since the Unix epoch, optionally with recvWindow); see the README's \"Calling the API\""}
 		}
 		if haveWindow {
 			return time.Time{}, exgate.ParamError("recvWindow", "recvWindow needs a timestamp parameter")
@@ -213,7 +223,7 @@ func checkTimestamp(sr *signedRequest, now time.Time, required bool) (time.Time,
 	}
 	ts, err := strconv.ParseInt(tsText, 10, 64)
 	if err != nil || ts <= 0 {
-		return time.Time{}, exgate.ParamError("timestamp", "timestamp must be milliseconds since the Unix epoch, not %q", tsText)
+		return time.Time{}, exgate.ParamError("timestamp", "timestamp must be milliseconds since the Unix epoch, not %q", clip(tsText))
 	}
 	window := defaultRecvWindow
 	if haveWindow {
@@ -225,8 +235,12 @@ func checkTimestamp(sr *signedRequest, now time.Time, required bool) (time.Time,
 	}
 	sent := time.UnixMilli(ts)
 	if now.Before(sent.Add(-clockSkew)) || now.After(sent.Add(window)) {
+		hint := ""
+		if ts < secondsLike {
+			hint = fmt.Sprintf("; %d looks like seconds: send milliseconds (%d000)", ts, ts)
+		}
 		return time.Time{}, exgate.Errorf(exgate.CodeTimestampOutsideWindow,
-			"timestamp %d is outside the %d ms window around the gateway's time %d", ts, window.Milliseconds(), now.UnixMilli())
+			"timestamp %d is outside the %d ms window around the gateway's time %d%s", ts, window.Milliseconds(), now.UnixMilli(), hint)
 	}
 	return sent.Add(window).Add(clockSkew), nil
 }

@@ -22,7 +22,7 @@ func newParams(ps []param, allowed ...string) (params, error) {
 	m := make(map[string]param, len(ps))
 	for _, p := range ps {
 		if _, dup := m[p.name]; dup {
-			return params{}, exgate.ParamError(p.name, "parameter %q is given more than once", p.name)
+			return params{}, exgate.ParamError(clip(p.name), "parameter %q is given more than once", clip(p.name))
 		}
 		known := false
 		for _, a := range allowed {
@@ -37,7 +37,7 @@ func newParams(ps []param, allowed ...string) (params, error) {
 			}
 		}
 		if !known {
-			return params{}, exgate.ParamError(p.name, "unknown parameter %q", p.name)
+			return params{}, exgate.ParamError(clip(p.name), "unknown parameter %q", clip(p.name))
 		}
 		m[p.name] = p
 	}
@@ -70,7 +70,7 @@ func (ps params) asset(name string, required bool) (string, error) {
 		return "", err
 	}
 	if !isCode(v, 20) {
-		return "", exgate.ParamError(name, "%s must be an asset code of 1 to 20 letters and digits, not %q", name, v)
+		return "", exgate.ParamError(name, "%s must be an asset code of 1 to 20 letters and digits, not %q", name, clip(v))
 	}
 	return exgate.NormalizeAsset(v), nil
 }
@@ -82,7 +82,7 @@ func (ps params) network(name string, required bool) (string, error) {
 		return "", err
 	}
 	if !isCode(v, 32) {
-		return "", exgate.ParamError(name, "%s must be a network code of letters, digits, - or _, not %q", name, v)
+		return "", exgate.ParamError(name, "%s must be a network code of letters, digits, - or _, not %q", name, clip(v))
 	}
 	return exgate.NormalizeAsset(v), nil
 }
@@ -111,7 +111,7 @@ func (ps params) positiveDecimal(name string, required bool) (decimal.Decimal, b
 	}
 	d, err := exgate.ParseDecimal(p.value)
 	if err != nil {
-		return decimal.Decimal{}, false, exgate.ParamError(name, "%s must be a decimal number, not %q", name, p.value)
+		return decimal.Decimal{}, false, exgate.ParamError(name, "%s must be a decimal number of at most %d characters and an exponent within ±%d, not %q", name, exgate.MaxDecimalText, exgate.MaxDecimalExponent, clip(p.value))
 	}
 	if !d.IsPositive() {
 		return decimal.Decimal{}, false, exgate.ParamError(name, "%s must be greater than zero", name)
@@ -127,7 +127,7 @@ func (ps params) limit(name string, def, max int) (int, error) {
 	}
 	n, err := strconv.Atoi(p.value)
 	if err != nil || n < 1 || n > max {
-		return 0, exgate.ParamError(name, "%s must be an integer from 1 to %d, not %q", name, max, p.value)
+		return 0, exgate.ParamError(name, "%s must be an integer from 1 to %d, not %q", name, max, clip(p.value))
 	}
 	return n, nil
 }
@@ -329,7 +329,7 @@ func klineRequest(ps params) (exgate.KlineRequest, error) {
 		return exgate.KlineRequest{}, err
 	} else if text != "" {
 		if iv, err = exgate.ParseInterval(text); err != nil {
-			return exgate.KlineRequest{}, exgate.ParamError("interval", "interval must be one of 1m 3m 5m 15m 30m 1h 2h 4h 6h 8h 12h 1d 3d 1w 1M, not %q", text)
+			return exgate.KlineRequest{}, exgate.ParamError("interval", "interval must be one of 1m 3m 5m 15m 30m 1h 2h 4h 6h 8h 12h 1d 3d 1w 1M, not %q", clip(text))
 		}
 	}
 	limit, err := ps.limit("limit", exgate.DefaultKlineLimit, exgate.MaxKlineLimit)

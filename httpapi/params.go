@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/exgate/exgate"
 )
 
 // param is one request parameter as the client sent it: the decoded name
@@ -68,6 +71,9 @@ func parseQuery(rawQuery string) (signedRequest, error) {
 			sr.signature = value
 			sigStart, sigEnd = pos, end
 		} else if seg != "" {
+			if err := checkQueryParam(name, value); err != nil {
+				return sr, err
+			}
 			sr.params = append(sr.params, param{name: name, value: value, isString: true})
 		}
 		pos = end + 1
@@ -126,6 +132,9 @@ func parseBody(body []byte) (signedRequest, error) {
 			sr.signature = value
 			return nil
 		}
+		if err := checkUnambiguous(name, value); err != nil {
+			return err
+		}
 		if len(sr.params) > 0 {
 			b.WriteByte('&')
 		}
@@ -140,4 +149,51 @@ func parseBody(body []byte) (signedRequest, error) {
 	}
 	sr.raw = b.String()
 	return sr, nil
+}
+
+// checkUnambiguous refuses a parameter whose decoded name or value holds
+// '&' or '=' (DESIGN.md 2.1): with them, two different requests could
+// share a parameter string, so one signature would cover both (a JSON
+// value "BTC&asset2=USDT" signs like two members).
+func checkUnambiguous(name, value string) error {
+	if strings.ContainsAny(name, "&=") {
+		return exgate.ParamError(clip(name), "parameter name %q holds '&' or '=', which the signed parameter string cannot tell apart from a separator", clip(name))
+	}
+	if strings.ContainsAny(value, "&=") {
+		return exgate.ParamError(clip(name), "the value of %s holds '&' or '=', which the signed parameter string cannot tell apart from a separator", clip(name))
+	}
+	return nil
+}
+
+// checkQueryParam is checkUnambiguous for a query, which also refuses a
+// decoded '%' or '+': the gateway accepts a signature over the raw query or
+// its percent-decoded form, so a decoded "%41" or "+" would sign like the
+// raw text of another value ("A", " ").
+func checkQueryParam(name, value string) error {
+	if err := checkUnambiguous(name, value); err != nil {
+		return err
+	}
+	if strings.ContainsAny(name, "%+") {
+		return exgate.ParamError(clip(name), "query parameter name %q decodes to '%%' or '+', which the signed parameter string cannot tell apart from an encoding", clip(name))
+	}
+	if strings.ContainsAny(value, "%+") {
+		return exgate.ParamError(clip(name), "the value of %s decodes to '%%' or '+', which the signed parameter string cannot tell apart from an encoding", clip(name))
+	}
+	return nil
+}
+
+// maxEchoed bounds client input echoed in a problem's detail or a log line.
+const maxEchoed = 256
+
+// clip shortens s to at most maxEchoed bytes (on a rune boundary), marking
+// the cut, so that a huge value is never echoed whole.
+func clip(s string) string {
+	if len(s) <= maxEchoed {
+		return s
+	}
+	cut := maxEchoed
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("…(%d bytes in all)", len(s))
 }

@@ -4,8 +4,13 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/exgate/exgate"
 )
 
 // The two test vectors of DESIGN.md 2.1.
@@ -65,7 +70,7 @@ func TestParseQuery(t *testing.T) {
 		{name: "signature only", query: "signature=ab", wantSig: "ab", wantSignatures: 1},
 		{name: "signature first", query: "signature=ab&a=1&b=2", wantRaw: "a=1&b=2", wantSig: "ab", wantParams: 2, wantSignatures: 1},
 		{name: "signature middle", query: "a=1&signature=ab&b=2", wantRaw: "a=1&b=2", wantSig: "ab", wantParams: 2, wantSignatures: 1},
-		{name: "percent encoded", query: "address=a%2Bb&tag=x%20y&signature=ab", wantRaw: "address=a%2Bb&tag=x%20y", wantDec: "address=a+b&tag=x y", wantSig: "ab", wantParams: 2, wantSignatures: 1},
+		{name: "percent encoded", query: "address=a%41b&tag=x%20y&signature=ab", wantRaw: "address=a%41b&tag=x%20y", wantDec: "address=aAb&tag=x y", wantSig: "ab", wantParams: 2, wantSignatures: 1},
 		{name: "plus is space", query: "a=x+y", wantRaw: "a=x+y", wantDec: "a=x y", wantParams: 1},
 		{name: "two signatures", query: "signature=ab&signature=cd", wantSig: "cd", wantSignatures: 2},
 		{name: "no value", query: "a&b=", wantRaw: "a&b=", wantParams: 2},
@@ -98,7 +103,7 @@ func TestParseBody(t *testing.T) {
 		{name: "empty object", body: "{}", wantRaw: ""},
 		{name: "literal numbers", body: `{"a":0.1,"b":1e-1,"c":10.50,"d":-0}`, wantRaw: "a=0.1&b=1e-1&c=10.50&d=-0"},
 		{name: "literals", body: `{"a":true,"b":false,"c":null}`, wantRaw: "a=true&b=false&c=null"},
-		{name: "escaped string", body: `{"a":"x\u0026y","b":"\"q\""}`, wantRaw: `a=x&y&b="q"`},
+		{name: "escaped string", body: `{"a":"x\u0041y","b":"\"q\""}`, wantRaw: `a=xAy&b="q"`},
 		{name: "document order", body: `{"z":"1","a":"2"}`, wantRaw: "z=1&a=2"},
 		{name: "signature excluded", body: `{"a":"1","signature":"ab","b":"2"}`, wantRaw: "a=1&b=2"},
 		{name: "nested object", body: `{"a":{"b":1}}`, wantErr: true},
@@ -159,6 +164,134 @@ func FuzzParseBody(f *testing.F) {
 		}
 		if names > 0 && sr.raw == "" {
 			t.Fatalf("params %v but empty canonical string", sr.params)
+		}
+	})
+}
+
+// A name or value holding '&' or '=' once decoded would let two different
+// requests share a signed string (DESIGN.md 2.1); in a query, so would a
+// decoded '%' or '+', since the raw and the decoded forms are both
+// accepted. Each is refused naming the parameter.
+func TestAmbiguousParametersRefused(t *testing.T) {
+	tests := []struct {
+		name, input string
+		body        bool
+		wantParam   string
+	}{
+		{name: "body value re-split into members", input: `{"asset1":"BTC&asset2=USDT","side":"BUY"}`, body: true, wantParam: "asset1"},
+		{name: "body timestamp folded into a member", input: `{"tag":"1&timestamp=1700000000000"}`, body: true, wantParam: "tag"},
+		{name: "body escaped ampersand", input: `{"a":"x\u0026y"}`, body: true, wantParam: "a"},
+		{name: "body escaped equals", input: `{"a":"x\u003dy"}`, body: true, wantParam: "a"},
+		{name: "body name with equals", input: `{"a=b":"1"}`, body: true, wantParam: "a=b"},
+		{name: "query encoded ampersand", input: "asset=BTC%26x%3D1", wantParam: "asset"},
+		{name: "query extra equals", input: "asset=BTC=1", wantParam: "asset"},
+		{name: "query name with encoded equals", input: "a%3Db=1", wantParam: "a=b"},
+		{name: "query encoded percent", input: "asset=%2541", wantParam: "asset"},
+		{name: "query encoded plus", input: "asset=a%2Bb", wantParam: "asset"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			if tc.body {
+				_, err = parseBody([]byte(tc.input))
+			} else {
+				_, err = parseQuery(tc.input)
+			}
+			e, ok := errors.AsType[*exgate.Error](err)
+			if !ok || e.Code != exgate.CodeInvalidParameter || e.Param != tc.wantParam {
+				t.Fatalf("err = %v; want INVALID_PARAMETER for %q", err, tc.wantParam)
+			}
+		})
+	}
+}
+
+// splitSigned decomposes a signed parameter string into name and value
+// pairs, unescaping each part when unescape is set (a raw query).
+func splitSigned(t *testing.T, s string, unescape bool) [][2]string {
+	var out [][2]string
+	if s == "" {
+		return out
+	}
+	for seg := range strings.SplitSeq(s, "&") {
+		if seg == "" {
+			continue
+		}
+		name, value, _ := strings.Cut(seg, "=")
+		if unescape {
+			var err1, err2 error
+			name, err1 = url.QueryUnescape(name)
+			value, err2 = url.QueryUnescape(value)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("signed string %q does not unescape", s)
+			}
+		}
+		out = append(out, [2]string{name, value})
+	}
+	return out
+}
+
+func pairsOf(ps []param) [][2]string {
+	var out [][2]string
+	for _, p := range ps {
+		out = append(out, [2]string{p.name, p.value})
+	}
+	return out
+}
+
+// FuzzSignedStringUnambiguous checks that every parameter string the
+// gateway accepts a signature over determines the parameters: splitting it
+// at '&' and the first '=' gives back exactly the parameters the request
+// carried. So two requests with different parameters never share a signed
+// string, and one signature can never be reused for another request. Pairs
+// of inputs are also compared directly.
+func FuzzSignedStringUnambiguous(f *testing.F) {
+	for _, s := range [][2]string{
+		{"a=1&b=2", "a=1%26b%3D2"},
+		{`{"asset1":"BTC","asset2":"USDT"}`, `{"asset1":"BTC\u0026asset2=USDT"}`},
+		{"a=%2541", "a=%41"},
+		{"a=%2B", "a=+"},
+		{"a&&b=", `{"a":"","b":""}`},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		type signed struct {
+			params  [][2]string
+			strings []string
+		}
+		parse := func(in string) []signed {
+			var out []signed
+			if sr, err := parseQuery(in); err == nil && sr.signatures <= 1 {
+				got := pairsOf(sr.params)
+				if split := splitSigned(t, sr.raw, true); !slices.Equal(split, got) {
+					t.Fatalf("query %q: raw string %q splits into %q, the request carried %q", in, sr.raw, split, got)
+				}
+				strs := []string{sr.raw}
+				if sr.decoded != "" {
+					if split := splitSigned(t, sr.decoded, false); !slices.Equal(split, got) {
+						t.Fatalf("query %q: decoded string %q splits into %q, the request carried %q", in, sr.decoded, split, got)
+					}
+					strs = append(strs, sr.decoded)
+				}
+				out = append(out, signed{got, strs})
+			}
+			if sr, err := parseBody([]byte(in)); err == nil {
+				got := pairsOf(sr.params)
+				if split := splitSigned(t, sr.raw, false); !slices.Equal(split, got) {
+					t.Fatalf("body %q: string %q splits into %q, the request carried %q", in, sr.raw, split, got)
+				}
+				out = append(out, signed{got, []string{sr.raw}})
+			}
+			return out
+		}
+		for _, x := range parse(a) {
+			for _, y := range parse(b) {
+				for _, sx := range x.strings {
+					if slices.Contains(y.strings, sx) && !slices.Equal(x.params, y.params) {
+						t.Fatalf("%q and %q share the signed string %q with parameters %q and %q", a, b, sx, x.params, y.params)
+					}
+				}
+			}
 		}
 	})
 }

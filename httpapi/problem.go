@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/exgate/exgate"
 )
@@ -43,10 +44,10 @@ type pendingRecord struct {
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error, rec *pendingRecord) {
 	e, ok := errors.AsType[*exgate.Error](err)
 	if !ok {
-		s.log.ErrorContext(r.Context(), "internal error", "requestId", requestID(r.Context()), "err", err)
+		s.log.ErrorContext(r.Context(), "internal error", "requestId", requestID(r.Context()), "err", clipLog(err))
 		e = &exgate.Error{Code: exgate.CodeInternal, Detail: "the gateway failed to handle the request; it has been logged"}
 	} else if e.Err != nil || e.Code == exgate.CodeInternal {
-		s.log.WarnContext(r.Context(), "request failed", "requestId", requestID(r.Context()), "code", string(e.Code), "err", err)
+		s.log.WarnContext(r.Context(), "request failed", "requestId", requestID(r.Context()), "code", string(e.Code), "err", clipLog(err))
 	}
 	status := e.Code.Status()
 	if e.RetryAfter > 0 {
@@ -59,7 +60,7 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error,
 		Type:      problemTypeBase + strings.ToLower(string(e.Code)),
 		Title:     titleOf(e.Code, status),
 		Status:    status,
-		Detail:    e.Detail,
+		Detail:    clipDetail(e.Detail),
 		Code:      string(e.Code),
 		Param:     e.Param,
 		RequestID: requestID(r.Context()),
@@ -84,6 +85,7 @@ var codeTitles = map[exgate.Code]string{
 	exgate.CodeInvalidAPIKey:          "Invalid API key",
 	exgate.CodeMissingSignature:       "Missing signature",
 	exgate.CodeInvalidSignature:       "Invalid signature",
+	exgate.CodeMissingTimestamp:       "Missing timestamp",
 	exgate.CodeTimestampOutsideWindow: "Timestamp outside the receive window",
 	exgate.CodeReplayedRequest:        "Replayed request",
 	exgate.CodeMissingExchangeKey:     "Missing exchange key",
@@ -102,6 +104,7 @@ var codeTitles = map[exgate.Code]string{
 	exgate.CodeExchangeTimeout:        "Exchange timeout",
 	exgate.CodePayloadTooLarge:        "Payload too large",
 	exgate.CodeMethodNotAllowed:       "Method not allowed",
+	exgate.CodeUnsupportedMediaType:   "Unsupported media type",
 	exgate.CodeNotFound:               "Not found",
 	exgate.CodeIdempotencyConflict:    "Idempotency conflict",
 	exgate.CodeInternal:               "Internal error",
@@ -125,3 +128,21 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(body)
 }
+
+// maxDetail bounds a problem's detail; details quote client input, which
+// is clipped where it is quoted, and this is the last guard.
+const maxDetail = 1024
+
+func clipDetail(d string) string {
+	if len(d) <= maxDetail {
+		return d
+	}
+	cut := maxDetail
+	for cut > 0 && !utf8.RuneStart(d[cut]) {
+		cut--
+	}
+	return d[:cut] + "…"
+}
+
+// clipLog is an error's text for a log line, clipped like a detail.
+func clipLog(err error) string { return clipDetail(err.Error()) }

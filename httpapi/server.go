@@ -9,9 +9,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -48,9 +51,13 @@ type Config struct {
 	// no limit.
 	ClientLimit      exgate.RateLimit
 	RequireTimestamp bool
-	// Ready reports whether the store and shared state are reachable;
-	// nil means always ready.
-	Ready func(ctx context.Context) error
+	// ReplayQuota is the most live signatures one client key may hold in
+	// the replay guard; more are refused with 429. Default
+	// DefaultReplayQuota.
+	ReplayQuota int
+	// Ready lists what /readyz checks (the store, the shared state);
+	// none means always ready.
+	Ready []ReadyCheck
 	// OpenAPI is served at GET /v1/openapi.yaml.
 	OpenAPI []byte
 	Logger  *slog.Logger
@@ -118,15 +125,40 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.InfoContext(ctx, "request",
 			"requestId", id,
 			"method", r.Method,
-			"path", r.URL.Path,
+			"path", clip(r.URL.Path),
 			"status", rec.status,
 			"bytes", rec.bytes,
 			"durationMs", float64(time.Since(start).Microseconds())/1000,
-			"apiKey", r.Header.Get("X-API-KEY"),
+			"apiKey", clip(r.Header.Get("X-API-KEY")),
 			"remote", r.RemoteAddr,
 		)
 	}()
+	if r.URL.Path != cleanPath(r.URL.Path) {
+		// ServeMux would answer such a path (//v1/order, /v1/../healthz)
+		// with a 307 to the cleaned path, repeating the query, signature
+		// and all. Every answer is a problem instead, and the query is not
+		// echoed.
+		s.writeProblem(rec, r.WithContext(ctx), exgate.Errorf(exgate.CodeNotFound,
+			"no route %q: paths must be clean (no //, . or .. segments)", clip(r.URL.Path)), nil)
+		return
+	}
 	s.mux.ServeHTTP(rec, r.WithContext(ctx))
+}
+
+// cleanPath is the path ServeMux would redirect p to: p with a leading
+// slash, cleaned, keeping a trailing slash.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 type requestIDKey struct{}
@@ -213,7 +245,7 @@ func (s *Server) routes() {
 		}))
 	}
 	s.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.writeProblem(w, r, exgate.Errorf(exgate.CodeNotFound, "no route %s", r.URL.Path), nil)
+		s.writeProblem(w, r, exgate.Errorf(exgate.CodeNotFound, "no route %s", clip(r.URL.Path)), nil)
 	}))
 }
 
@@ -221,15 +253,30 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, r, map[string]string{"status": "ok"})
 }
 
+// ReadyCheck is one dependency /readyz checks: its name is shown to the
+// caller when Check fails, the error only in the log.
+type ReadyCheck struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// handleReady answers 503 naming the dependencies that are down, without
+// their errors, which may hold addresses or internal detail (they go to
+// the log).
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.Ready != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := s.cfg.Ready(ctx); err != nil {
-			s.log.WarnContext(ctx, "not ready", "err", err)
-			s.writeProblem(w, r, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "not ready: " + err.Error(), RetryAfter: time.Second}, nil)
-			return
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	var down []string
+	for _, c := range s.cfg.Ready {
+		if err := c.Check(ctx); err != nil {
+			s.log.WarnContext(ctx, "not ready", "requestId", requestID(r.Context()), "dependency", c.Name, "err", clipLog(err))
+			down = append(down, c.Name)
 		}
+	}
+	if len(down) > 0 {
+		s.writeProblem(w, r, &exgate.Error{Code: exgate.CodeExchangeUnavailable, RetryAfter: time.Second,
+			Detail: "not ready: " + strings.Join(down, " and ") + " unreachable; the log has the cause"}, nil)
+		return
 	}
 	s.writeJSON(w, r, map[string]string{"status": "ready"})
 }
@@ -284,9 +331,13 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgat
 	}
 
 	var sr signedRequest
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+	post := r.Method != http.MethodGet && r.Method != http.MethodHead
+	if !post {
 		sr, err = parseQuery(r.URL.RawQuery)
 	} else {
+		if err := checkJSONContentType(r.Header.Get("Content-Type")); err != nil {
+			return nil, err
+		}
 		body, rerr := readBody(w, r)
 		if rerr != nil {
 			return nil, rerr
@@ -297,6 +348,9 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgat
 		}
 	}
 	if err != nil {
+		if e, ok := errors.AsType[*exgate.Error](err); ok {
+			return nil, e
+		}
 		return nil, &exgate.Error{Code: exgate.CodeInvalidParameter, Detail: err.Error()}
 	}
 	if sr.signatures == 0 || sr.signature == "" {
@@ -307,15 +361,38 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgat
 		return nil, exgate.Errorf(exgate.CodeInvalidSignature, "signature must be one HMAC-SHA256 of the parameters as 64 hex characters")
 	}
 	if !mac.verify(sr.raw, &sig) && (sr.decoded == "" || !mac.verify(sr.decoded, &sig)) {
-		return nil, exgate.Errorf(exgate.CodeInvalidSignature, "the signature does not match the parameters")
+		return nil, exgate.Errorf(exgate.CodeInvalidSignature, "%s", verifiedText(&sr))
 	}
 	now := s.now()
-	expiry, err := checkTimestamp(&sr, now, s.cfg.RequireTimestamp)
+	required := s.cfg.RequireTimestamp || (post && !key.LegacySigning)
+	expiry, err := checkTimestamp(&sr, now, required, post)
 	if err != nil {
 		return nil, err
 	}
+
+	// The client's own rate limit comes before the replay guard, so that a
+	// request refused with 429 does not use up its signature: the same
+	// signed request may be sent again after Retry-After (DESIGN.md 2.1).
+	if s.cfg.ClientLimit.Rate > 0 {
+		wait, err := s.cfg.Limiter.Reserve(ctx, "client:"+apiKey, 1, s.cfg.ClientLimit)
+		if err != nil {
+			return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the rate limiter is unreachable", RetryAfter: time.Second, Err: err}
+		}
+		if wait > 0 {
+			return nil, &exgate.Error{Code: exgate.CodeRateLimited, RetryAfter: wait,
+				Detail: "this API key is over its limit of " + rateText(s.cfg.ClientLimit)}
+		}
+	}
 	if !expiry.IsZero() {
-		fresh, err := s.cfg.Replay.FirstUse(ctx, "replay:"+apiKey+":"+strings.ToLower(sr.signature), expiry)
+		// The guard's key names the client key and the signature, not the
+		// exchange key: a signature is accepted once whichever exchange key
+		// the request names, so a request signed for sim cannot be
+		// replayed against a live key.
+		fresh, err := s.cfg.Replay.FirstUseBy(ctx, apiKey, "replay:"+apiKey+":"+strings.ToLower(sr.signature), expiry, s.replayQuota())
+		if errors.Is(err, exgate.ErrOverQuota) {
+			return nil, &exgate.Error{Code: exgate.CodeRateLimited, RetryAfter: time.Second,
+				Detail: "this API key has " + strconv.Itoa(s.replayQuota()) + " signatures in the replay guard, its most; send fewer requests or a shorter recvWindow"}
+		}
 		if err != nil {
 			return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the replay guard is unreachable", RetryAfter: time.Second, Err: err}
 		}
@@ -331,7 +408,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgat
 	}
 	cred, err := s.keys.credential(ctx, apiKey, name)
 	if errors.Is(err, exgate.ErrNotFound) {
-		return nil, exgate.Errorf(exgate.CodeUnknownExchangeKey, "no exchange key named %q for this API key", name)
+		return nil, exgate.Errorf(exgate.CodeUnknownExchangeKey, "no exchange key named %q for this API key", clip(name))
 	}
 	if err != nil {
 		return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the key store is unreachable", RetryAfter: time.Second, Err: err}
@@ -343,17 +420,48 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgat
 	if !ok {
 		return nil, exgate.Errorf(exgate.CodeExchangeUnavailable, "exchange %q is not enabled on this gateway", cred.Exchange)
 	}
-	if s.cfg.ClientLimit.Rate > 0 {
-		wait, err := s.cfg.Limiter.Reserve(ctx, "client:"+apiKey, 1, s.cfg.ClientLimit)
-		if err != nil {
-			return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the rate limiter is unreachable", RetryAfter: time.Second, Err: err}
-		}
-		if wait > 0 {
-			return nil, &exgate.Error{Code: exgate.CodeRateLimited, RetryAfter: wait,
-				Detail: "this API key is over its limit of " + rateText(s.cfg.ClientLimit)}
-		}
-	}
 	return &call{apiKey: apiKey, cred: cred, ex: ex, params: sr.params}, nil
+}
+
+// replayQuota is the most signatures one client key may hold in the
+// replay guard at once.
+func (s *Server) replayQuota() int {
+	if s.cfg.ReplayQuota > 0 {
+		return s.cfg.ReplayQuota
+	}
+	return DefaultReplayQuota
+}
+
+// DefaultReplayQuota bounds the live signatures of one client key in the
+// replay guard: 10 000 is 160 requests a second for a 61 s window (the
+// longest recvWindow plus the clock skew), three times the default client
+// rate limit, and a hundredth of what the in-process guard holds, so one
+// flooding key is refused long before others are affected.
+const DefaultReplayQuota = 10_000
+
+// verifiedText is the detail of a signature that does not match: the
+// parameter string the gateway verified, as the client sent it, so that a
+// client signing 100.0 for 100, or members in another order, can see why.
+// It holds no secret; a long string is clipped.
+func verifiedText(sr *signedRequest) string {
+	if sr.decoded != "" {
+		return fmt.Sprintf("the signature matches neither the parameter string %q nor its percent-decoded form %q", clip(sr.raw), clip(sr.decoded))
+	}
+	return fmt.Sprintf("the signature does not match the parameter string %q (the signed parameters in the order sent, signature excluded)", clip(sr.raw))
+}
+
+// checkJSONContentType refuses a POST whose Content-Type is not
+// application/json (parameters such as charset are allowed).
+func checkJSONContentType(ct string) error {
+	mt, _, err := mime.ParseMediaType(ct)
+	if ct == "" || err != nil || mt != "application/json" {
+		shown := "no Content-Type"
+		if ct != "" {
+			shown = fmt.Sprintf("Content-Type %q", clip(ct))
+		}
+		return exgate.Errorf(exgate.CodeUnsupportedMediaType, "a POST body must be JSON sent as Content-Type application/json, not %s", shown)
+	}
+	return nil
 }
 
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {

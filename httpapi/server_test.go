@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,11 +57,16 @@ type gateway struct {
 	validator *openapitest.Validator
 	apiKey    string
 	secret    string
+	// seq makes the timestamps do adds to POST bodies distinct, so that
+	// two identical requests on the fixed clock are not replays.
+	seq atomic.Int64
 }
 
 type options struct {
 	requireTimestamp bool
 	clientLimit      exgate.RateLimit
+	replayQuota      int
+	ready            []httpapi.ReadyCheck
 	// wrap lets a test put a fault in front of the sim exchange.
 	wrap func(exgate.Exchange) exgate.Exchange
 }
@@ -89,6 +95,8 @@ func newGateway(t *testing.T, opts options) *gateway {
 		Limiter:          localstate.NewLimiter(clk.Now),
 		ClientLimit:      opts.clientLimit,
 		RequireTimestamp: opts.requireTimestamp,
+		ReplayQuota:      opts.replayQuota,
+		Ready:            opts.ready,
 		OpenAPI:          api.Spec(),
 		Now:              clk.Now,
 	})
@@ -117,6 +125,12 @@ func (g *gateway) addCredential(apiKey, name string, perms ...exgate.Permission)
 	}
 }
 
+// timestamp is a signed timestamp inside the default window that no
+// earlier call returned.
+func (g *gateway) timestamp() int64 {
+	return g.clock.Now().UnixMilli() - g.seq.Add(1)%4000
+}
+
 func sign(secret, msg string) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte(msg))
@@ -137,6 +151,12 @@ type request struct {
 	secret      string
 	header      map[string]string
 	rawBody     []byte
+	// noTimestamp sends a POST body as written; otherwise do adds a signed
+	// timestamp member (every POST requires one, DESIGN.md 2.1) unless the
+	// body has one.
+	noTimestamp bool
+	// contentType replaces application/json.
+	contentType string
 }
 
 type response struct {
@@ -222,6 +242,12 @@ func (g *gateway) do(req request) response {
 	} else if req.rawBody != nil {
 		body = bytes.NewReader(req.rawBody)
 	} else {
+		if !req.noTimestamp && !strings.Contains(req.body, `"timestamp"`) {
+			if req.body != "" {
+				req.body += ","
+			}
+			req.body += `"timestamp":` + strconv.FormatInt(g.timestamp(), 10)
+		}
 		members := req.body
 		if !req.noSig {
 			sig := req.signature
@@ -244,6 +270,9 @@ func (g *gateway) do(req request) response {
 		t.Fatal(err)
 	}
 	hr.Header.Set("Content-Type", "application/json")
+	if req.contentType != "" {
+		hr.Header.Set("Content-Type", req.contentType)
+	}
 	apiKey := g.apiKey
 	if req.apiKey != nil {
 		apiKey = *req.apiKey
@@ -589,7 +618,7 @@ func TestReplayGuard(t *testing.T) {
 	t.Run("required", func(t *testing.T) {
 		g := newGateway(t, options{requireTimestamp: true})
 		r := g.do(request{path: "/v1/wallet/account-balance"})
-		if code := r.problem(t)["code"]; code != "TIMESTAMP_OUTSIDE_WINDOW" {
+		if code := r.problem(t)["code"]; code != "MISSING_TIMESTAMP" {
 			t.Fatalf("code %v", code)
 		}
 		ts := "timestamp=" + strconv.FormatInt(g.clock.Now().UnixMilli(), 10)

@@ -1,10 +1,13 @@
 package statetest
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/exgate/exgate"
 )
 
 // RunReplayGuard checks a ReplayGuard: a key is a first use once, then
@@ -76,6 +79,63 @@ func RunReplayGuard(t *testing.T, newGuard func(t *testing.T) (ReplayGuard, Cloc
 		}
 		if first.Load() != 1 {
 			t.Fatalf("%d first uses of one key; want 1", first.Load())
+		}
+	})
+
+	// Issue 13: one owner (a client key) cannot fill the guard.
+	t.Run("owner quota", func(t *testing.T) {
+		g, clk := newGuard(t)
+		ttl := 150 * time.Millisecond
+		by := func(owner, key string, expiry time.Time, want bool, wantErr error) {
+			t.Helper()
+			got, err := g.FirstUseBy(t.Context(), owner, key, expiry, 3)
+			if got != want || (wantErr == nil) != (err == nil) || (wantErr != nil && !errors.Is(err, wantErr)) {
+				t.Fatalf("FirstUseBy(%q, %q) = %v, %v; want %v, %v", owner, key, got, err, want, wantErr)
+			}
+		}
+		by("a", "a:1", clk.Now().Add(ttl), true, nil)
+		by("a", "a:2", clk.Now().Add(time.Minute), true, nil)
+		by("a", "a:3", clk.Now().Add(time.Minute), true, nil)
+		by("a", "a:4", clk.Now().Add(time.Minute), false, exgate.ErrOverQuota)
+		by("a", "a:2", clk.Now().Add(time.Minute), false, nil) // a replay, whatever the quota
+		by("b", "b:1", clk.Now().Add(time.Minute), true, nil)  // another owner is unaffected
+		by("b", "b:1", clk.Now().Add(time.Minute), false, nil)
+		clk.Advance(ttl)
+		by("a", "a:4", clk.Now().Add(time.Minute), true, nil) // a:1 expired, freeing a place
+		by("a", "a:5", clk.Now().Add(time.Minute), false, exgate.ErrOverQuota)
+		by("a", "a:4", clk.Now().Add(time.Minute), false, nil)
+	})
+
+	t.Run("owner quota among concurrent callers", func(t *testing.T) {
+		ctx := t.Context()
+		g, clk := newGuard(t)
+		expiry := clk.Now().Add(time.Minute)
+		var first, over atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, 50)
+		for i := range 50 {
+			wg.Go(func() {
+				ok, err := g.FirstUseBy(ctx, "flood", "flood:"+string(rune('A'+i)), expiry, 10)
+				switch {
+				case errors.Is(err, exgate.ErrOverQuota):
+					over.Add(1)
+				case err != nil:
+					errs <- err
+				case ok:
+					first.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("FirstUseBy = %v", err)
+		}
+		if first.Load() != 10 || over.Load() != 40 {
+			t.Fatalf("%d recorded, %d over quota; want 10 and 40", first.Load(), over.Load())
+		}
+		if ok, err := g.FirstUseBy(ctx, "other", "other:1", expiry, 10); err != nil || !ok {
+			t.Fatalf("another owner: %v, %v", ok, err)
 		}
 	})
 }

@@ -28,9 +28,11 @@ type Nonces interface {
 	Next(ctx context.Context, key string, floor int64) (int64, error)
 }
 
-// ReplayGuard remembers keys until they expire.
+// ReplayGuard remembers keys until they expire. FirstUseBy records a key
+// for an owner holding at most quota live keys.
 type ReplayGuard interface {
 	FirstUse(ctx context.Context, key string, expiry time.Time) (bool, error)
+	FirstUseBy(ctx context.Context, owner, key string, expiry time.Time, quota int) (bool, error)
 }
 
 // Cache holds byte values with a time to live.

@@ -20,6 +20,7 @@ func (s suite) testClientKeys(t *testing.T) {
 			{APIKey: "ak-1", Secret: "secret-1", Label: "first", CreatedAt: created},
 			{APIKey: "ak-2", Secret: "secret-2"},
 			{APIKey: "ak-3", Secret: "", Label: "no secret"},
+			{APIKey: "ak-legacy", Secret: "secret-4", LegacySigning: true},
 		}
 		for _, k := range keys {
 			if err := e.CreateClientKey(ctx, k); err != nil {
@@ -33,6 +34,7 @@ func (s suite) testClientKeys(t *testing.T) {
 			{"ak-1", exgate.ClientKey{APIKey: "ak-1", Secret: "secret-1", Label: "first", CreatedAt: created}},
 			{"ak-2", exgate.ClientKey{APIKey: "ak-2", Secret: "secret-2", CreatedAt: startTime()}},
 			{"ak-3", exgate.ClientKey{APIKey: "ak-3", Label: "no secret", CreatedAt: startTime()}},
+			{"ak-legacy", exgate.ClientKey{APIKey: "ak-legacy", Secret: "secret-4", CreatedAt: startTime(), LegacySigning: true}},
 		}
 		for _, tc := range tests {
 			got, err := e.ClientKey(ctx, tc.apiKey)
@@ -80,6 +82,7 @@ func (s suite) testClientKeys(t *testing.T) {
 			{APIKey: "ak-1", Label: "first", CreatedAt: created},
 			{APIKey: "ak-2", CreatedAt: startTime()},
 			{APIKey: "ak-3", Label: "no secret", CreatedAt: startTime()},
+			{APIKey: "ak-legacy", CreatedAt: startTime(), LegacySigning: true},
 		}
 		if diff := cmp.Diff(got, want); diff != "" {
 			t.Fatalf("ListClientKeys (-got +want):\n%s", diff)

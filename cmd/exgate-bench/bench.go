@@ -110,7 +110,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return "", exgate.ClientKey{}, nil, err
 		}
 		state, _ := gateway.OpenState(ctx, cfg)
-		key, err := gateway.NewClientKey(ctx, st, "bench")
+		key, err := gateway.NewClientKey(ctx, st, "bench", false)
 		if err == nil {
 			_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: exgate.ExchangeBinance,
 				Key: apiKey, Secret: secret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})

@@ -19,9 +19,14 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		return errors.New("usage: exgate keys create|list|revoke")
 	}
 	sub := args[0]
+	if isHelp(sub) {
+		fmt.Fprintln(stdout, "usage: exgate keys create [--label L] [--legacy-signing] | list | revoke --api-key K")
+		return nil
+	}
 	fs, cfg := gateway.NewFlagSet("keys "+sub, getenv, stderr, false)
 	label := fs.String("label", "", "a label for the key (create)")
 	apiKey := fs.String("api-key", "", "the client API key (revoke)")
+	legacy := fs.Bool("legacy-signing", false, "accept POSTs signed without a timestamp, as the interface spec describes (create); a captured request can then be replayed")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -40,7 +45,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	defer st.Close()
 	switch sub {
 	case "create":
-		k, err := gateway.NewClientKey(ctx, st, *label)
+		k, err := gateway.NewClientKey(ctx, st, *label, *legacy)
 		if err != nil {
 			return err
 		}
@@ -52,7 +57,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		out := make([]keyOutput, 0, len(keys))
 		for _, k := range keys {
-			o := keyOutput{APIKey: k.APIKey, Label: k.Label, CreatedAt: k.CreatedAt}
+			o := keyOutput{APIKey: k.APIKey, Label: k.Label, CreatedAt: k.CreatedAt, LegacySigning: k.LegacySigning}
 			if !k.Active() {
 				o.RevokedAt = &k.RevokedAt
 			}
@@ -73,18 +78,23 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	}
 }
 
-func runExchangeKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func runExchangeKeys(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("usage: exgate exchange-keys add|list|remove")
 	}
 	sub := args[0]
+	if isHelp(sub) {
+		fmt.Fprintln(stdout, "usage: exgate exchange-keys add --api-key K --name N --exchange binance|kraken|gateio|sim [--key EK --secret-stdin] [--permissions P] | list --api-key K | remove --api-key K --name N")
+		return nil
+	}
 	fs, cfg := gateway.NewFlagSet("exchange-keys "+sub, getenv, stderr, false)
 	apiKey := fs.String("api-key", "", "the client API key the exchange key belongs to")
 	name := fs.String("name", "", "the exchange key's name, sent by clients in X-API-EXCHANGE-KEY")
 	exchange := fs.String("exchange", "", "binance, kraken, gateio or sim")
 	key := fs.String("key", "", "the exchange API key (optional for sim)")
-	secret := fs.String("secret", "", "the exchange API secret (optional for sim)")
-	passphrase := fs.String("passphrase", "", "the exchange API passphrase, where the exchange has one")
+	secret := fs.String("secret", "", "the exchange API secret (optional for sim); prefer --secret-stdin, which keeps it out of the process list and shell history")
+	passphrase := fs.String("passphrase", "", "the exchange API passphrase, where the exchange has one; prefer --secret-stdin")
+	secretStdin := fs.Bool("secret-stdin", false, "read the exchange secret from the first line of standard input and the passphrase, if any, from the second")
 	perms := fs.String("permissions", "read,trade", "comma-separated: read, trade, withdraw")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -98,6 +108,15 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 	var cred exgate.Credential
 	switch sub {
 	case "add":
+		if *secretStdin {
+			if *secret != "" || *passphrase != "" {
+				return errors.New("exchange-keys add: give the secret either with --secret-stdin or with --secret/--passphrase, not both")
+			}
+			var err error
+			if *secret, *passphrase, err = readSecrets(stdin); err != nil {
+				return fmt.Errorf("exchange-keys add: --secret-stdin: %w", err)
+			}
+		}
 		ps, err := exgate.ParsePermissions(*perms)
 		if err != nil {
 			return fmt.Errorf("exchange-keys add: --permissions: %w", err)
@@ -183,4 +202,41 @@ func writeJSONLine(w io.Writer, v any) error {
 	}
 	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
+
+// maxSecretInput bounds what --secret-stdin reads.
+const maxSecretInput = 64 << 10
+
+// readSecrets reads an exchange secret from the first line of r and a
+// passphrase from the second, if any; surrounding spaces and the line
+// ends (\n or \r\n) are not part of either.
+func readSecrets(r io.Reader) (secret, passphrase string, err error) {
+	if r == nil {
+		return "", "", errors.New("no standard input")
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxSecretInput+1))
+	if err != nil {
+		return "", "", fmt.Errorf("read standard input: %w", err)
+	}
+	if len(b) > maxSecretInput {
+		return "", "", fmt.Errorf("standard input is larger than %d bytes", maxSecretInput)
+	}
+	lines := strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
+	secret = strings.TrimSpace(lines[0])
+	if len(lines) > 1 {
+		passphrase = strings.TrimSpace(lines[1])
+	}
+	for _, extra := range lines[min(2, len(lines)):] {
+		if strings.TrimSpace(extra) != "" {
+			return "", "", errors.New("standard input holds more than two lines (the secret, then the passphrase)")
+		}
+	}
+	if secret == "" {
+		return "", "", errors.New("the first line of standard input (the secret) is empty")
+	}
+	return secret, passphrase, nil
 }

@@ -50,7 +50,7 @@ func TestBurstNeverFloodsBinance(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	state, _ := gateway.OpenState(ctx, cfg)
-	key, err := gateway.NewClientKey(ctx, st, "burst")
+	key, err := gateway.NewClientKey(ctx, st, "burst", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,8 @@ func runCall(ctx context.Context, args []string, getenv func(string) string, std
 	apiKey := fs.String("api-key", getenv("EXGATE_API_KEY"), "client API key (env EXGATE_API_KEY)")
 	secret := fs.String("secret-key", getenv("EXGATE_SECRET_KEY"), "client secret key (env EXGATE_SECRET_KEY)")
 	exchangeKey := fs.String("exchange-key", getenv("EXGATE_EXCHANGE_KEY"), "exchange key name (env EXGATE_EXCHANGE_KEY)")
-	timestamps := fs.Bool("timestamp", false, "add a signed timestamp and recvWindow (replay protection)")
+	timestamps := fs.Bool("timestamp", false, "add a signed timestamp and recvWindow to GETs too (a POST always carries a timestamp)")
+	legacy := fs.Bool("legacy-signing", false, "sign without a timestamp, even a POST, for a key created with --legacy-signing")
 	timeout := fs.Duration("timeout", 30*time.Second, "request timeout")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -58,6 +59,9 @@ func runCall(ctx context.Context, args []string, getenv func(string) string, std
 	opts := []client.Option{client.WithHTTPClient(&http.Client{Timeout: *timeout})}
 	if *timestamps {
 		opts = append(opts, client.WithTimestamps(time.Now, 5*time.Second))
+	}
+	if *legacy {
+		opts = append(opts, client.WithLegacySigning())
 	}
 	c := client.New(*baseURL, *apiKey, *secret, *exchangeKey, opts...)
 	status, body, err := c.Do(ctx, method, path, params)

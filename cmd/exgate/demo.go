@@ -35,7 +35,7 @@ func ensureDemo(ctx context.Context, st exgate.Store) (exgate.ClientKey, exgate.
 		}
 	}
 	if key.APIKey == "" {
-		if key, err = gateway.NewClientKey(ctx, st, demoLabel); err != nil {
+		if key, err = gateway.NewClientKey(ctx, st, demoLabel, false); err != nil {
 			return key, exgate.Credential{}, fmt.Errorf("demo: %w", err)
 		}
 	}
@@ -65,7 +65,7 @@ func printDemo(ctx context.Context, st exgate.Store, simEx exgate.Exchange, w io
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "exgate demo: a simulated exchange with paper balances, no account or network needed.\n\n")
-	fmt.Fprintf(&b, "  EXGATE_URL=%s\n  EXGATE_API_KEY=%s\n  EXGATE_SECRET_KEY=%s\n  EXGATE_EXCHANGE_KEY=%s\n\n",
+	fmt.Fprintf(&b, "  export EXGATE_URL=%s\n  export EXGATE_API_KEY=%s\n  export EXGATE_SECRET_KEY=%s\n  export EXGATE_EXCHANGE_KEY=%s\n\n",
 		baseURL, key.APIKey, key.Secret, cred.Name)
 	fmt.Fprintf(&b, "Balances of the sim exchange key %q:\n", cred.Name)
 	for _, bal := range bals {
@@ -75,7 +75,7 @@ func printDemo(ctx context.Context, st exgate.Store, simEx exgate.Exchange, w io
 	fmt.Fprintf(&b, "\nFetch them from another terminal (the signature is HMAC-SHA256 of the empty parameter string):\n\n")
 	fmt.Fprintf(&b, "curl -s -H 'X-API-KEY: %s' -H 'X-API-EXCHANGE-KEY: %s' \\\n  '%s/v1/wallet/account-balance?signature=%s'\n\n",
 		key.APIKey, cred.Name, baseURL, sig)
-	fmt.Fprintf(&b, "Or export the four variables above and run:\n\n  go run ./cmd/exgate call POST /v1/order/market asset1=BTC asset2=USDT side=BUY quantity=100 quantityIn=asset2\n\n")
+	fmt.Fprintf(&b, "Or paste the four exports above and run (call signs a timestamp into every POST, which the gateway requires):\n\n  go run ./cmd/exgate call POST /v1/order/market asset1=BTC asset2=USDT side=BUY quantity=100 quantityIn=asset2\n\n")
 	_, err = io.WriteString(w, b.String())
 	return err
 }

@@ -86,7 +86,7 @@ func newKlinesGateway(tb testing.TB, upstream string, coalescing bool) (http.Han
 	if err != nil {
 		tb.Fatal(err)
 	}
-	key, err := gateway.NewClientKey(tb.Context(), st, "bench")
+	key, err := gateway.NewClientKey(tb.Context(), st, "bench", false)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -6,6 +6,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +17,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "exgate:", err)
@@ -28,10 +30,10 @@ const usage = `usage: exgate <command> [flags] [args]
 commands:
   serve                       run the gateway
   demo                        create a demo key and a sim exchange key, print a ready curl command, serve
-  keys create [--label L]     create a client key pair (prints the secret once)
+  keys create [--label L] [--legacy-signing]   create a client key pair (prints the secret once)
   keys list                   list client keys
   keys revoke --api-key K     revoke a client key
-  exchange-keys add --api-key K --name N --exchange binance|kraken|gateio|sim [--key EK --secret ES] [--passphrase P] [--permissions read,trade,withdraw]
+  exchange-keys add --api-key K --name N --exchange binance|kraken|gateio|sim [--key EK --secret-stdin] [--permissions read,trade,withdraw]
   exchange-keys list --api-key K
   exchange-keys remove --api-key K --name N
   call METHOD PATH [name=value ...]   sign and send one request
@@ -39,8 +41,17 @@ commands:
 Run 'exgate <command> -h' for the flags of a command.
 `
 
-// run is the whole program, with its environment injected for tests.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// run is the whole program, with its environment injected for tests. A
+// request for help (-h, --help) on any command succeeds.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, getenv, stdin, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("no command given")
@@ -54,7 +65,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "keys":
 		return runKeys(ctx, rest, getenv, stdout, stderr)
 	case "exchange-keys":
-		return runExchangeKeys(ctx, rest, getenv, stdout, stderr)
+		return runExchangeKeys(ctx, rest, getenv, stdin, stdout, stderr)
 	case "call":
 		return runCall(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":

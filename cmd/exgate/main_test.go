@@ -57,7 +57,7 @@ func waitFor(t *testing.T, b *syncBuffer, re *regexp.Regexp, errc <-chan error) 
 func runCmd(t *testing.T, env map[string]string, args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := run(t.Context(), args, func(k string) string { return env[k] }, &out, &errOut)
+	err := run(t.Context(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut)
 	if err != nil {
 		return out.String() + errOut.String(), err
 	}
@@ -71,7 +71,9 @@ func startServer(t *testing.T, env map[string]string, args ...string) (*syncBuff
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
 	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, args, func(k string) string { return env[k] }, out, out) }()
+	go func() {
+		errc <- run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), out, out)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {

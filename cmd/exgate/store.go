@@ -12,6 +12,8 @@ type keyOutput struct {
 	Label     string     `json:"label"`
 	CreatedAt time.Time  `json:"createdAt"`
 	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+	// LegacySigning: the key may send POSTs without a timestamp.
+	LegacySigning bool `json:"legacySigning,omitempty"`
 }
 
 // credentialOutput is how exchange-keys prints a credential: never its

@@ -3,9 +3,11 @@ package secretbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 )
 
 // LoadOrCreateKeyFile returns the master key stored in base64 at path,
@@ -37,9 +39,22 @@ func LoadOrCreateKeyFile(path string) ([]byte, error) {
 	return key, nil
 }
 
-// readKeyFile reads and parses an existing key file.
+// readKeyFile reads and parses an existing key file. A file that group or
+// others may read is refused: the key decrypts every stored secret.
 func readKeyFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("secretbox: read key file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("secretbox: read key file: %w", err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
+		return nil, fmt.Errorf("secretbox: key file %s is readable by group or others (mode %04o); it decrypts every stored secret: run chmod 600 %s", path, perm, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
 		return nil, fmt.Errorf("secretbox: read key file: %w", err)
 	}

@@ -204,6 +204,21 @@ func TestLoadOrCreateKeyFile(t *testing.T) {
 			t.Fatalf("LoadOrCreateKeyFile = %x, %v; want %x", got, err, want)
 		}
 	})
+	t.Run("loose permissions refused", func(t *testing.T) {
+		for _, mode := range []os.FileMode{0o640, 0o604, 0o644, 0o660} {
+			path := filepath.Join(t.TempDir(), "master.key")
+			if err := os.WriteFile(path, []byte(secretbox.EncodeKey(secretbox.NewKey())+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, mode); err != nil {
+				t.Fatal(err)
+			}
+			_, err := secretbox.LoadOrCreateKeyFile(path)
+			if err == nil || !strings.Contains(err.Error(), "chmod 600") {
+				t.Fatalf("mode %04o: err = %v; want a refusal saying chmod 600", mode, err)
+			}
+		}
+	})
 	t.Run("corrupt file", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "master.key")
 		if err := os.WriteFile(path, []byte("not a key"), 0o600); err != nil {

@@ -34,9 +34,9 @@ func (s *Store) CreateClientKey(ctx context.Context, k exgate.ClientKey) error {
 		k.CreatedAt = s.now()
 	}
 	sealed := s.box.Seal([]byte(k.Secret), clientSecretAD(k.APIKey))
-	err := s.exec(ctx, exgate.ErrConflict, `INSERT INTO client_keys (api_key, secret, label, created_at, revoked_at)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-		k.APIKey, sealed, k.Label, unixNano(k.CreatedAt), optionalTime(k.RevokedAt))
+	err := s.exec(ctx, exgate.ErrConflict, `INSERT INTO client_keys (api_key, secret, label, created_at, revoked_at, legacy_signing)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+		k.APIKey, sealed, k.Label, unixNano(k.CreatedAt), optionalTime(k.RevokedAt), k.LegacySigning)
 	if err != nil {
 		return s.fail("create client key "+k.APIKey, err)
 	}
@@ -52,8 +52,8 @@ func (s *Store) ClientKey(ctx context.Context, apiKey string) (exgate.ClientKey,
 		revoked *int64
 	)
 	err := s.read.QueryRowContext(ctx,
-		`SELECT secret, label, created_at, revoked_at FROM client_keys WHERE api_key = $1`, apiKey,
-	).Scan(&sealed, &k.Label, &created, &revoked)
+		`SELECT secret, label, created_at, revoked_at, legacy_signing FROM client_keys WHERE api_key = $1`, apiKey,
+	).Scan(&sealed, &k.Label, &created, &revoked, &k.LegacySigning)
 	if err != nil {
 		return exgate.ClientKey{}, s.fail("client key "+apiKey, noRow(err))
 	}
@@ -70,7 +70,7 @@ func (s *Store) ClientKey(ctx context.Context, apiKey string) (exgate.ClientKey,
 // ListClientKeys implements exgate.Store.
 func (s *Store) ListClientKeys(ctx context.Context) ([]exgate.ClientKey, error) {
 	rows, err := s.read.QueryContext(ctx,
-		`SELECT api_key, label, created_at, revoked_at FROM client_keys ORDER BY created_at, api_key`)
+		`SELECT api_key, label, created_at, revoked_at, legacy_signing FROM client_keys ORDER BY created_at, api_key`)
 	if err != nil {
 		return nil, s.fail("list client keys", err)
 	}
@@ -80,7 +80,7 @@ func (s *Store) ListClientKeys(ctx context.Context) ([]exgate.ClientKey, error) 
 			created int64
 			revoked *int64
 		)
-		if err := rows.Scan(&k.APIKey, &k.Label, &created, &revoked); err != nil {
+		if err := rows.Scan(&k.APIKey, &k.Label, &created, &revoked, &k.LegacySigning); err != nil {
 			return k, err
 		}
 		k.CreatedAt = fromUnixNano(created)

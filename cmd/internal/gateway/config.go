@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +47,8 @@ type Config struct {
 	// envErrs are the environment variables whose values could not be
 	// read; Validate reports them rather than running on a default.
 	envErrs []error
+	// warn receives warnings that do not stop the command (stderr).
+	warn io.Writer
 }
 
 // NewFlagSet returns a flag set for cmd with the storage flags every
@@ -53,7 +56,7 @@ type Config struct {
 func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server bool) (*flag.FlagSet, *Config) {
 	fs := flag.NewFlagSet("exgate "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	c := &Config{MasterKey: getenv("EXGATE_MASTER_KEY")}
+	c := &Config{MasterKey: getenv("EXGATE_MASTER_KEY"), warn: stderr}
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
 			return v
@@ -157,6 +160,10 @@ func OpenStore(ctx context.Context, c *Config) (exgate.Store, error) {
 			return nil, fmt.Errorf("open PostgreSQL store: %w", err)
 		}
 		return st, nil
+	}
+	if fi, err := os.Stat(c.DataDir); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" && c.warn != nil {
+		fmt.Fprintf(c.warn, "exgate: warning: data dir %s is open to group or others (mode %04o); it holds the store and the master key: run chmod 700 %s\n",
+			c.DataDir, fi.Mode().Perm(), c.DataDir)
 	}
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)

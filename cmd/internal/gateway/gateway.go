@@ -51,7 +51,7 @@ type State struct {
 	// process, where the adapter keeps its own.
 	metadata binance.MetadataCache
 	replay   interface {
-		FirstUse(ctx context.Context, key string, expiry time.Time) (bool, error)
+		FirstUseBy(ctx context.Context, owner, key string, expiry time.Time, quota int) (bool, error)
 	}
 	ping  func(ctx context.Context) error
 	close func() error
@@ -127,14 +127,9 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger) (http.H
 		ClientLimit:      exgate.RateLimit{Rate: cfg.ClientRate, Period: time.Second, Burst: max(cfg.ClientBurst, cfg.ClientRate)},
 		RequireTimestamp: cfg.RequireTimestamp,
 		RequestTimeout:   cfg.RequestTimeout,
-		Ready: func(ctx context.Context) error {
-			if err := st.Ping(ctx); err != nil {
-				return fmt.Errorf("store: %w", err)
-			}
-			if err := state.ping(ctx); err != nil {
-				return fmt.Errorf("redis: %w", err)
-			}
-			return nil
+		Ready: []httpapi.ReadyCheck{
+			{Name: "store", Check: st.Ping},
+			{Name: "shared state (Redis)", Check: state.ping},
 		},
 		OpenAPI: api.Spec(),
 		Logger:  log,
@@ -165,7 +160,7 @@ func newUpstreamClient() *http.Client {
 // NewClientKey makes a key pair: a public key of 32 base32 characters
 // and a 256-bit secret in base64url, which clients use as the raw bytes of
 // the HMAC key.
-func NewClientKey(ctx context.Context, st exgate.Store, label string) (exgate.ClientKey, error) {
+func NewClientKey(ctx context.Context, st exgate.Store, label string, legacySigning bool) (exgate.ClientKey, error) {
 	if len(label) > 200 {
 		return exgate.ClientKey{}, errors.New("--label must be at most 200 characters")
 	}
@@ -178,6 +173,8 @@ func NewClientKey(ctx context.Context, st exgate.Store, label string) (exgate.Cl
 		Secret:    base64.RawURLEncoding.EncodeToString(secret[:]),
 		Label:     label,
 		CreatedAt: time.Now().UTC(),
+		// Without a timestamp a POST can be replayed (docs/signing.md).
+		LegacySigning: legacySigning,
 	}
 	if err := st.CreateClientKey(ctx, k); err != nil {
 		return exgate.ClientKey{}, fmt.Errorf("create key: %w", err)
