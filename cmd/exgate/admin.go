@@ -18,11 +18,15 @@ import (
 
 func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: exgate keys create|list|revoke")
+		return errors.New("usage: exgate keys create|list|revoke|set-allow-ip")
 	}
 	sub := args[0]
+	if sub == "set-allow-ip" {
+		return runSetAllowIP(ctx, args[1:], getenv, stdout, stderr)
+	}
 	fs, cfg := newFlagSet("keys "+sub, getenv, stderr, false)
 	label := fs.String("label", "", "a label for the key (create)")
+	allowIP := fs.String("allow-ip", "", "comma-separated CIDR prefixes or addresses the key may be used from (create); default any")
 	apiKey := fs.String("api-key", "", "the client API key (revoke)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -33,7 +37,11 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	switch sub {
 	case "create", "list", "revoke":
 	default:
-		return fmt.Errorf("unknown keys command %q (want create, list or revoke)", sub)
+		return fmt.Errorf("unknown keys command %q (want create, list, revoke or set-allow-ip)", sub)
+	}
+	allowIPs, err := parseAllowIP(*allowIP)
+	if err != nil {
+		return fmt.Errorf("keys %s: %w", sub, err)
 	}
 	st, err := openStore(ctx, cfg)
 	if err != nil {
@@ -46,6 +54,16 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		if err != nil {
 			return err
 		}
+		if err := auditAdmin(ctx, st, "keys create", k.APIKey, "", map[string]string{"label": k.Label}); err != nil {
+			return err
+		}
+		if len(allowIPs) > 0 {
+			// The secret has not been shown: should this fail, nobody
+			// holds the key, and it is revoked all the same.
+			if err := setAllowIP(ctx, st, k.APIKey, allowIPs); err != nil {
+				return errors.Join(err, st.RevokeClientKey(ctx, k.APIKey))
+			}
+		}
 		return writeJSONLine(stdout, map[string]string{"apiKey": k.APIKey, "secretKey": k.Secret, "label": k.Label})
 	case "list":
 		keys, err := st.ListClientKeys(ctx)
@@ -55,6 +73,11 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		out := make([]keyOutput, 0, len(keys))
 		for _, k := range keys {
 			o := keyOutput{APIKey: k.APIKey, Label: k.Label, CreatedAt: k.CreatedAt}
+			ips, err := st.AllowedIPs(ctx, k.APIKey)
+			if err != nil {
+				return fmt.Errorf("list keys: %w", err)
+			}
+			o.AllowIPs = prefixStrings(ips)
 			if !k.Active() {
 				o.RevokedAt = &k.RevokedAt
 			}
@@ -70,6 +93,9 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 				return fmt.Errorf("keys revoke: no key %q", *apiKey)
 			}
 			return fmt.Errorf("keys revoke: %w", err)
+		}
+		if err := auditAdmin(ctx, st, "keys revoke", *apiKey, "", nil); err != nil {
+			return err
 		}
 		return writeJSONLine(stdout, map[string]string{"apiKey": *apiKey, "status": "revoked"})
 	}
@@ -100,9 +126,13 @@ func createClientKey(ctx context.Context, st exgate.Store, label string) (exgate
 
 func runExchangeKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: exgate exchange-keys add|list|remove")
+		return errors.New("usage: exgate exchange-keys add|list|remove|allow-address|deny-address|list-addresses")
 	}
 	sub := args[0]
+	switch sub {
+	case "allow-address", "deny-address", "list-addresses":
+		return runAddresses(ctx, sub, args[1:], getenv, stdout, stderr)
+	}
 	fs, cfg := newFlagSet("exchange-keys "+sub, getenv, stderr, false)
 	apiKey := fs.String("api-key", "", "the client API key the exchange key belongs to")
 	name := fs.String("name", "", "the exchange key's name, sent by clients in X-API-EXCHANGE-KEY")
@@ -156,6 +186,11 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 		case err != nil:
 			return fmt.Errorf("exchange-keys add: %w", err)
 		}
+		// The exchange's key, secret and passphrase stay out of the trail.
+		if err := auditAdmin(ctx, st, "exchange-keys add", c.ClientAPIKey, c.Name, map[string]string{
+			"exchange": c.Exchange, "permissions": exgate.FormatPermissions(c.Permissions)}); err != nil {
+			return err
+		}
 		return writeJSONLine(stdout, toCredentialOutput(c))
 	case "list":
 		if _, err := st.ClientKey(ctx, *apiKey); err != nil {
@@ -176,6 +211,9 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 				return fmt.Errorf("exchange-keys remove: no exchange key %q for this API key", *name)
 			}
 			return fmt.Errorf("exchange-keys remove: %w", err)
+		}
+		if err := auditAdmin(ctx, st, "exchange-keys remove", *apiKey, *name, nil); err != nil {
+			return err
 		}
 		return writeJSONLine(stdout, map[string]string{"name": *name, "status": "removed"})
 	}

@@ -40,6 +40,7 @@ type config struct {
 	marketDataMaxAge time.Duration
 	logFormat        string
 	krakenTier       string
+	trustedProxies   string
 	// klineMemory is binance.Options.KlineMemory; no flag sets it (bench
 	// compare turns it off to measure full conversions).
 	klineMemory int
@@ -98,6 +99,7 @@ func newFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		fs.BoolVar(&c.coalesce, "market-data-coalescing", envBool("EXGATE_MARKET_DATA_COALESCING", true), "identical concurrent klines and order-book requests share one exchange call (env EXGATE_MARKET_DATA_COALESCING)")
 		fs.DurationVar(&c.marketDataMaxAge, "market-data-max-age", envDuration("EXGATE_MARKET_DATA_MAX_AGE", 0), "reuse a klines or order-book answer for this long; 0 shares only overlapping calls (env EXGATE_MARKET_DATA_MAX_AGE)")
 		fs.StringVar(&c.krakenTier, "kraken-tier", env("EXGATE_KRAKEN_TIER", string(kraken.TierStarter)), "the Kraken account's verification tier, which sets the call counter exgate paces for: starter, intermediate or pro (env EXGATE_KRAKEN_TIER)")
+		fs.StringVar(&c.trustedProxies, "trusted-proxies", env("EXGATE_TRUSTED_PROXIES", ""), "comma-separated CIDR prefixes of reverse proxies whose X-Forwarded-For names the client; empty: none (env EXGATE_TRUSTED_PROXIES)")
 		fs.StringVar(&c.logFormat, "log-format", env("EXGATE_LOG_FORMAT", "text"), "log format: text or json (env EXGATE_LOG_FORMAT)")
 	}
 	return fs, c
@@ -126,6 +128,12 @@ func (c *config) validate() error {
 	}
 	if c.requestTimeout < 0 || c.marketDataMaxAge < 0 {
 		errs = append(errs, errors.New("--request-timeout and --market-data-max-age must not be negative"))
+	}
+	if err := c.checkSharedState(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := parseTrustedProxies(c.trustedProxies); err != nil {
+		errs = append(errs, err)
 	}
 	if c.logFormat != "" && c.logFormat != "text" && c.logFormat != "json" {
 		errs = append(errs, errors.New("--log-format must be text or json"))
@@ -156,6 +164,9 @@ func openStore(ctx context.Context, c *config) (exgate.Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open PostgreSQL store: %w", err)
 		}
+		if err := checkMasterKey(ctx, st); err != nil {
+			return nil, errors.Join(fmt.Errorf("open PostgreSQL store: %w", err), st.Close())
+		}
 		return st, nil
 	}
 	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
@@ -170,6 +181,9 @@ func openStore(ctx context.Context, c *config) (exgate.Store, error) {
 	st, err := sqlite.Open(ctx, filepath.Join(c.dataDir, "exgate.db"), key)
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite store in %s: %w", c.dataDir, err)
+	}
+	if err := checkMasterKey(ctx, st); err != nil {
+		return nil, errors.Join(fmt.Errorf("open SQLite store in %s: %w", c.dataDir, err), st.Close())
 	}
 	return st, nil
 }

@@ -211,6 +211,7 @@ func buildGateway(cfg *config, st exgate.Store, state *sharedState, log *slog.Lo
 		exchanges[name] = ex
 	}
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges, Logger: log})
+	trusted, _ := parseTrustedProxies(cfg.trustedProxies) // validated with the configuration
 	srv := httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
@@ -227,10 +228,16 @@ func buildGateway(cfg *config, st exgate.Store, state *sharedState, log *slog.Lo
 			if err := state.ping(ctx); err != nil {
 				return fmt.Errorf("redis: %w", err)
 			}
+			if err := checkMasterKey(ctx, st); err != nil {
+				return fmt.Errorf("store: %w", err)
+			}
 			return nil
 		},
-		OpenAPI: api.Spec(),
-		Logger:  log,
+		OpenAPI:        api.Spec(),
+		Logger:         log,
+		Controls:       st,
+		Audit:          st,
+		TrustedProxies: trusted,
 	})
 	return srv, jr, exchanges
 }
