@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -224,5 +225,27 @@ func TestReadyzFailsOnMasterKey(t *testing.T) {
 	status, body := ready()
 	if status != 503 || !strings.Contains(body, "master key") {
 		t.Fatalf("/readyz = %d %s, want 503 naming the master key", status, body)
+	}
+}
+
+// TestEnvExampleSurvivesTheShell: docs/deploy.md loads the settings file
+// with `set -a; . exgate.env`; an unquoted & would cut the database URL
+// there, and the instance would fall back to SQLite next to shared Redis.
+func TestEnvExampleSurvivesTheShell(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed")
+	}
+	script := `set -a; . ../../deploy/exgate.env.example; set +a; printf '%s\n%s\n%s' "$EXGATE_DATABASE_URL" "$EXGATE_REDIS_URL" "$EXGATE_TRUSTED_PROXIES"`
+	out, err := exec.CommandContext(t.Context(), bash, "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash: %v: %s", err, out)
+	}
+	lines := strings.Split(string(out), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "&pool_max_conns=") || lines[1] == "" {
+		t.Fatalf("settings read by the shell = %q; want the whole database URL and the Redis URL", lines)
+	}
+	if _, err := parseTrustedProxies(lines[2]); err != nil {
+		t.Fatal(err)
 	}
 }
