@@ -142,6 +142,13 @@ func TestIPAllowlist(t *testing.T) {
 		wantCode(t, g.do(request{path: "/v1/wallet/account-balance", secret: "wrong"}), 401, "INVALID_SIGNATURE")
 	})
 
+	t.Run("before anything else", func(t *testing.T) {
+		g, _ := newControlledGateway(t, nil)
+		g.setAllowedIPs("10.0.0.0/8")
+		wantCode(t, g.do(request{path: "/v1/wallet/account-balance", exchangeKey: str("nope")}), 403, "IP_NOT_ALLOWED")
+		wantCode(t, g.do(request{path: "/v1/market/order-book", query: "asset1=NOPE&asset2=USDT"}), 403, "IP_NOT_ALLOWED")
+	})
+
 	t.Run("a change applies within a second", func(t *testing.T) {
 		g, _ := newControlledGateway(t, nil)
 		wantCode(t, g.do(request{path: "/v1/wallet/account-balance"}), 200, "")
@@ -233,13 +240,16 @@ func TestAuditTrail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	order := g.do(request{method: "POST", path: "/v1/order/market", body: `"asset1":"BTC","asset2":"USDT","side":"BUY","quantity":"100","quantityIn":"asset2"`})
+	const orderBody = `"asset1":"BTC","asset2":"USDT","side":"BUY","quantity":"100","quantityIn":"asset2"`
+	const withdrawBody = `"asset":"BTC","network":"BTC","address":"bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh","amount":"0.01"`
+	signatures := []string{sign(g.secret, bodyParams(t, orderBody)), sign(g.secret, bodyParams(t, withdrawBody))}
+	order := g.do(request{method: "POST", path: "/v1/order/market", body: orderBody})
 	wantCode(t, order, 200, "")
 	var placed struct{ ID string }
 	if err := json.Unmarshal(order.body, &placed); err != nil || placed.ID == "" {
 		t.Fatalf("order answer %s", order.body)
 	}
-	refused := g.do(request{method: "POST", path: "/v1/wallet/withdraw", body: `"asset":"BTC","network":"BTC","address":"bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh","amount":"0.01"`})
+	refused := g.do(request{method: "POST", path: "/v1/wallet/withdraw", body: withdrawBody})
 	wantCode(t, refused, 403, "ADDRESS_NOT_ALLOWED")
 	// Unauthenticated requests are not recorded: a flood of them must
 	// not fill the store.
@@ -265,7 +275,7 @@ func TestAuditTrail(t *testing.T) {
 	}
 	for _, e := range got {
 		b, _ := json.Marshal(e)
-		for _, secret := range []string{g.secret, "signature", sign(g.secret, "")[:16]} {
+		for _, secret := range append([]string{g.secret, "signature"}, signatures...) {
 			if strings.Contains(string(b), secret) {
 				t.Errorf("audit entry %s holds %q", b, secret)
 			}
