@@ -249,3 +249,17 @@ func TestEnvExampleSurvivesTheShell(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDemoIsAudited: the keys the demo creates are admin changes too.
+func TestDemoIsAudited(t *testing.T) {
+	dir := t.TempDir()
+	out, errc := startServer(t, nil, "demo", "--addr", "127.0.0.1:0", "--data-dir", dir)
+	waitFor(t, out, regexp.MustCompile(`exgate listening`), errc)
+	var actions []string
+	for _, r := range jsonLines(t, mustRun(t, map[string]string{"EXGATE_DATA_DIR": dir}, "audit")) {
+		actions = append(actions, r["action"].(string))
+	}
+	if strings.Join(actions, "|") != "demo exchange-keys add|demo keys create" {
+		t.Fatalf("audit after demo = %q", actions)
+	}
+}
