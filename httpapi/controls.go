@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/netip"
@@ -23,6 +24,7 @@ import (
 type controlStore interface {
 	AllowedIPs(ctx context.Context, apiKey string) ([]netip.Prefix, error)
 	AllowedAddresses(ctx context.Context, apiKey, name string) ([]exgate.AllowedAddress, error)
+	IntentByClientRef(ctx context.Context, apiKey string, kind exgate.IntentKind, ref string) (exgate.Intent, error)
 }
 
 // auditLog is where the audit trail goes.
@@ -141,7 +143,10 @@ func (c *ipCache) get(ctx context.Context, apiKey string) ([]netip.Prefix, error
 // in front: a withdrawal elsewhere is refused before the journal records
 // it, so nothing reaches the exchange. The allowlist is read from the
 // store on every withdrawal, never from a cache: a denied address stops
-// at once.
+// at once. A retry of a withdrawal the journal already holds (same client
+// id) goes to the journal, which answers with the first result and never
+// sends it again: a refusal would tell the client that a withdrawal made
+// before the address was denied was not made.
 type addressGuard struct {
 	ledger
 	addresses controlStore
@@ -149,6 +154,15 @@ type addressGuard struct {
 }
 
 func (g addressGuard) Withdraw(ctx context.Context, cred exgate.Credential, req exgate.WithdrawalRequest, clientRef string) (exgate.Withdrawal, error) {
+	if clientRef != "" {
+		_, err := g.addresses.IntentByClientRef(ctx, cred.ClientAPIKey, exgate.IntentWithdrawal, clientRef)
+		if err == nil {
+			return g.ledger.Withdraw(ctx, cred, req, clientRef)
+		}
+		if !errors.Is(err, exgate.ErrNotFound) {
+			return exgate.Withdrawal{}, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the journal is unreachable", RetryAfter: time.Second, Err: err}
+		}
+	}
 	list, err := g.addresses.AllowedAddresses(ctx, cred.ClientAPIKey, cred.Name)
 	if err != nil {
 		return exgate.Withdrawal{}, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the withdrawal allowlist is unreachable", RetryAfter: time.Second, Err: err}

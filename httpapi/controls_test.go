@@ -217,6 +217,26 @@ func TestWithdrawalAllowlist(t *testing.T) {
 		wantCode(t, withdraw(g, allowed), 200, "")
 	})
 
+	t.Run("a retry of a withdrawal made before the deny gets its first answer", func(t *testing.T) {
+		g, ex := newControlledGateway(t, nil)
+		allow(g, 0)
+		first := withdraw(g, allowed+`,"clientWithdrawalId":"w-1"`)
+		wantCode(t, first, 200, "")
+		if err := g.store.DenyAddress(t.Context(), exgate.AllowedAddress{ClientAPIKey: g.apiKey, CredentialName: "demo",
+			Asset: "XRP", Network: "XRP", Address: "rPEPPER7kfTD9w2To4CQk6UCfuHM9c6GDY", Tag: "12345"}); err != nil {
+			t.Fatal(err)
+		}
+		again := withdraw(g, allowed+`,"clientWithdrawalId":"w-1"`)
+		wantCode(t, again, 200, "")
+		if !bytes.Equal(again.body, first.body) {
+			t.Errorf("retry answered %s, want the first answer %s", again.body, first.body)
+		}
+		wantCode(t, withdraw(g, allowed+`,"clientWithdrawalId":"w-2"`), 403, "ADDRESS_NOT_ALLOWED")
+		if n := ex.withdrawals.Load(); n != 1 {
+			t.Fatalf("%d withdrawals reached the exchange, want 1", n)
+		}
+	})
+
 	t.Run("denied", func(t *testing.T) {
 		g, ex := newControlledGateway(t, nil)
 		allow(g, 0)
