@@ -39,6 +39,9 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	default:
 		return fmt.Errorf("unknown keys command %q (want create, list, revoke or set-allow-ip)", sub)
 	}
+	if *allowIP != "" && sub != "create" {
+		return fmt.Errorf("keys %s: --allow-ip is for create (keys set-allow-ip changes it)", sub)
+	}
 	allowIPs, err := parseAllowIP(*allowIP)
 	if err != nil {
 		return fmt.Errorf("keys %s: %w", sub, err)

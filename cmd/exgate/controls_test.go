@@ -102,6 +102,7 @@ func TestControlCommands(t *testing.T) {
 		{"allow without address", []string{"exchange-keys", "allow-address", "--api-key", key.APIKey, "--name", "main", "--asset", "BTC", "--network", "BTC"}, "--address"},
 		{"deny unknown", append([]string{"exchange-keys", "deny-address", "--tag", "8"}, addr...), "not allowed"},
 		{"hold on deny", append([]string{"exchange-keys", "deny-address", "--hold", "1h"}, addr...), "--hold"},
+		{"allow-ip on revoke", []string{"keys", "revoke", "--api-key", key.APIKey, "--allow-ip", "10.0.0.0/8"}, "keys set-allow-ip"},
 		{"audit bad since", []string{"audit", "--since", "yesterday"}, "RFC 3339"},
 	}
 	for _, tc := range errs {
