@@ -23,6 +23,8 @@ const (
 	CodeMissingExchangeKey     Code = "MISSING_EXCHANGE_KEY"
 	CodeUnknownExchangeKey     Code = "UNKNOWN_EXCHANGE_KEY"
 	CodePermissionDenied       Code = "PERMISSION_DENIED"
+	CodeIPNotAllowed           Code = "IP_NOT_ALLOWED"
+	CodeAddressNotAllowed      Code = "ADDRESS_NOT_ALLOWED"
 	CodeInvalidParameter       Code = "INVALID_PARAMETER"
 	CodeUnknownSymbol          Code = "UNKNOWN_SYMBOL"
 	CodeQuantityTooSmall       Code = "QUANTITY_TOO_SMALL"
@@ -53,6 +55,8 @@ var codeStatus = map[Code]int{
 	CodeMissingExchangeKey:     http.StatusBadRequest,
 	CodeUnknownExchangeKey:     http.StatusNotFound,
 	CodePermissionDenied:       http.StatusForbidden,
+	CodeIPNotAllowed:           http.StatusForbidden,
+	CodeAddressNotAllowed:      http.StatusForbidden,
 	CodeInvalidParameter:       http.StatusBadRequest,
 	CodeUnknownSymbol:          http.StatusBadRequest,
 	CodeQuantityTooSmall:       http.StatusUnprocessableEntity,

@@ -100,4 +100,8 @@ type Store interface {
 	// SimOperation returns an operation applied by ApplySimOperation; an
 	// error wrapping ErrNotFound when there is none.
 	SimOperation(ctx context.Context, credentialID int64, id string) (SimOperation, error)
+
+	// ControlStore keeps the operator's allowlists and audit trail
+	// (controls.go).
+	ControlStore
 }

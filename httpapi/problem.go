@@ -91,6 +91,8 @@ var codeTitles = map[exgate.Code]string{
 	exgate.CodeMissingExchangeKey:     "Missing exchange key",
 	exgate.CodeUnknownExchangeKey:     "Unknown exchange key",
 	exgate.CodePermissionDenied:       "Permission denied",
+	exgate.CodeIPNotAllowed:           "IP address not allowed",
+	exgate.CodeAddressNotAllowed:      "Withdrawal address not allowed",
 	exgate.CodeInvalidParameter:       "Invalid parameter",
 	exgate.CodeUnknownSymbol:          "Unknown symbol",
 	exgate.CodeQuantityTooSmall:       "Quantity too small",

@@ -15,6 +15,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -71,6 +72,14 @@ type Config struct {
 	// KeyCacheTTL bounds how long a client key or credential is cached;
 	// default 500 ms, so revocations apply within a second.
 	KeyCacheTTL time.Duration
+	// Controls, when set, holds the client keys' IP allowlists and the
+	// exchange keys' withdrawal allowlists (controls.go).
+	Controls controlStore
+	// Audit, when set, records every authenticated request that changes
+	// state (controls.go).
+	Audit auditLog
+	// TrustedProxies are the peers whose X-Forwarded-For names the client.
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the HTTP API handler.
@@ -79,6 +88,7 @@ type Server struct {
 	log  *slog.Logger
 	now  func() time.Time
 	keys *keyCache
+	ips  *ipCache
 	mux  *http.ServeMux
 }
 
@@ -96,6 +106,10 @@ func New(cfg Config) *Server {
 		ttl = 500 * time.Millisecond
 	}
 	s.keys = newKeyCache(cfg.Keys, ttl, s.now)
+	if cfg.Controls != nil {
+		s.ips = &ipCache{store: cfg.Controls, ttl: ttl, now: s.now, entries: map[string]cachedIPs{}}
+		s.cfg.Ledger = addressGuard{ledger: cfg.Ledger, addresses: cfg.Controls, now: s.now}
+	}
 	s.mux = http.NewServeMux()
 	s.routes()
 	return s
@@ -234,6 +248,9 @@ func (s *Server) routes() {
 		{"GET", "/v1/openapi.yaml", http.HandlerFunc(s.handleOpenAPI)},
 	}
 	for _, rt := range rs {
+		if rt.method != "GET" {
+			rt.h = s.audited(rt.method+" "+rt.path, rt.h)
+		}
 		s.mux.Handle(rt.method+" "+rt.path, rt.h)
 		allow := rt.method
 		if rt.method == "GET" {
@@ -402,6 +419,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgat
 	}
 
 	// Authenticated from here on.
+	s.noteAuthenticated(ctx, r, sr.params)
+	if err := s.checkClientIP(ctx, r, apiKey); err != nil {
+		return nil, err
+	}
 	name := r.Header.Get("X-API-EXCHANGE-KEY")
 	if name == "" {
 		return nil, exgate.Errorf(exgate.CodeMissingExchangeKey, "the X-API-EXCHANGE-KEY header is required")

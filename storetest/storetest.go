@@ -57,6 +57,11 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"SimLedger", s.testSimLedger},
 		{"SimExactDecimals", s.testSimExactDecimals},
 		{"ConcurrentSimSpending", s.testConcurrentSimSpending},
+		{"AllowedIPs", s.testAllowedIPs},
+		{"AllowedAddresses", s.testAllowedAddresses},
+		{"Audit", s.testAudit},
+		{"MasterKeyCheck", s.testMasterKeyCheck},
+		{"MasterKeyCheckEmptyStore", s.testMasterKeyCheckEmptyStore},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

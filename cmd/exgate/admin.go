@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/exgate/exgate"
@@ -16,15 +17,19 @@ import (
 
 func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: exgate keys create|list|revoke")
+		return errors.New("usage: exgate keys create|list|revoke|set-allow-ip")
 	}
 	sub := args[0]
 	if isHelp(sub) {
-		fmt.Fprintln(stdout, "usage: exgate keys create [--label L] [--legacy-signing] | list | revoke --api-key K")
+		fmt.Fprintln(stdout, "usage: exgate keys create [--label L] [--legacy-signing] [--allow-ip CIDR,...] | list | revoke --api-key K | set-allow-ip --api-key K --allow-ip CIDR,...")
 		return nil
+	}
+	if sub == "set-allow-ip" {
+		return runSetAllowIP(ctx, args[1:], getenv, stdout, stderr)
 	}
 	fs, cfg := gateway.NewFlagSet("keys "+sub, getenv, stderr, false)
 	label := fs.String("label", "", "a label for the key (create)")
+	allowIP := fs.String("allow-ip", "", "comma-separated CIDR prefixes or addresses the key may be used from (create); default any")
 	apiKey := fs.String("api-key", "", "the client API key (revoke)")
 	legacy := fs.Bool("legacy-signing", false, "accept POSTs signed without a timestamp, as the interface spec describes (create); a captured request can then be replayed")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -36,7 +41,14 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	switch sub {
 	case "create", "list", "revoke":
 	default:
-		return fmt.Errorf("unknown keys command %q (want create, list or revoke)", sub)
+		return fmt.Errorf("unknown keys command %q (want create, list, revoke or set-allow-ip)", sub)
+	}
+	if *allowIP != "" && sub != "create" {
+		return fmt.Errorf("keys %s: --allow-ip is for create (keys set-allow-ip changes it)", sub)
+	}
+	allowIPs, err := parseAllowIP(*allowIP)
+	if err != nil {
+		return fmt.Errorf("keys %s: %w", sub, err)
 	}
 	st, err := gateway.OpenStore(ctx, cfg)
 	if err != nil {
@@ -49,6 +61,16 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		if err != nil {
 			return err
 		}
+		if err := auditAdmin(ctx, st, "keys create", k.APIKey, "", map[string]string{"label": k.Label, "legacySigning": strconv.FormatBool(k.LegacySigning)}); err != nil {
+			return err
+		}
+		if len(allowIPs) > 0 {
+			// The secret has not been shown: should this fail, nobody
+			// holds the key, and it is revoked all the same.
+			if err := setAllowIP(ctx, st, k.APIKey, allowIPs); err != nil {
+				return errors.Join(err, st.RevokeClientKey(ctx, k.APIKey))
+			}
+		}
 		return writeJSONLine(stdout, map[string]string{"apiKey": k.APIKey, "secretKey": k.Secret, "label": k.Label})
 	case "list":
 		keys, err := st.ListClientKeys(ctx)
@@ -58,6 +80,11 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		out := make([]keyOutput, 0, len(keys))
 		for _, k := range keys {
 			o := keyOutput{APIKey: k.APIKey, Label: k.Label, CreatedAt: k.CreatedAt, LegacySigning: k.LegacySigning}
+			ips, err := st.AllowedIPs(ctx, k.APIKey)
+			if err != nil {
+				return fmt.Errorf("list keys: %w", err)
+			}
+			o.AllowIPs = prefixStrings(ips)
 			if !k.Active() {
 				o.RevokedAt = &k.RevokedAt
 			}
@@ -74,18 +101,25 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			}
 			return fmt.Errorf("keys revoke: %w", err)
 		}
+		if err := auditAdmin(ctx, st, "keys revoke", *apiKey, "", nil); err != nil {
+			return err
+		}
 		return writeJSONLine(stdout, map[string]string{"apiKey": *apiKey, "status": "revoked"})
 	}
 }
 
 func runExchangeKeys(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: exgate exchange-keys add|list|remove")
+		return errors.New("usage: exgate exchange-keys add|list|remove|allow-address|deny-address|list-addresses")
 	}
 	sub := args[0]
 	if isHelp(sub) {
-		fmt.Fprintln(stdout, "usage: exgate exchange-keys add --api-key K --name N --exchange binance|kraken|gateio|sim [--key EK --secret-stdin] [--permissions P] | list --api-key K | remove --api-key K --name N")
+		fmt.Fprintln(stdout, "usage: exgate exchange-keys add --api-key K --name N --exchange binance|kraken|gateio|sim [--key EK --secret-stdin] [--permissions P] | list --api-key K | remove --api-key K --name N | allow-address | deny-address | list-addresses")
 		return nil
+	}
+	switch sub {
+	case "allow-address", "deny-address", "list-addresses":
+		return runAddresses(ctx, sub, args[1:], getenv, stdout, stderr)
 	}
 	fs, cfg := gateway.NewFlagSet("exchange-keys "+sub, getenv, stderr, false)
 	apiKey := fs.String("api-key", "", "the client API key the exchange key belongs to")
@@ -150,6 +184,11 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 		case err != nil:
 			return fmt.Errorf("exchange-keys add: %w", err)
 		}
+		// The exchange's key, secret and passphrase stay out of the trail.
+		if err := auditAdmin(ctx, st, "exchange-keys add", c.ClientAPIKey, c.Name, map[string]string{
+			"exchange": c.Exchange, "permissions": exgate.FormatPermissions(c.Permissions)}); err != nil {
+			return err
+		}
 		return writeJSONLine(stdout, toCredentialOutput(c))
 	case "list":
 		if _, err := st.ClientKey(ctx, *apiKey); err != nil {
@@ -170,6 +209,9 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 				return fmt.Errorf("exchange-keys remove: no exchange key %q for this API key", *name)
 			}
 			return fmt.Errorf("exchange-keys remove: %w", err)
+		}
+		if err := auditAdmin(ctx, st, "exchange-keys remove", *apiKey, *name, nil); err != nil {
+			return err
 		}
 		return writeJSONLine(stdout, map[string]string{"name": *name, "status": "removed"})
 	}

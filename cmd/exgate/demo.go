@@ -38,6 +38,9 @@ func ensureDemo(ctx context.Context, st exgate.Store) (exgate.ClientKey, exgate.
 		if key, err = gateway.NewClientKey(ctx, st, demoLabel, false); err != nil {
 			return key, exgate.Credential{}, fmt.Errorf("demo: %w", err)
 		}
+		if err := auditAdmin(ctx, st, "demo keys create", key.APIKey, "", map[string]string{"label": key.Label}); err != nil {
+			return key, exgate.Credential{}, err
+		}
 	}
 	cred, err := st.Credential(ctx, key.APIKey, demoExchangeKey)
 	if errors.Is(err, exgate.ErrNotFound) {
@@ -45,6 +48,10 @@ func ensureDemo(ctx context.Context, st exgate.Store) (exgate.ClientKey, exgate.
 			ClientAPIKey: key.APIKey, Name: demoExchangeKey, Exchange: exgate.ExchangeSim,
 			Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade, exgate.PermissionWithdraw},
 		})
+		if err == nil {
+			err = auditAdmin(ctx, st, "demo exchange-keys add", key.APIKey, cred.Name, map[string]string{
+				"exchange": cred.Exchange, "permissions": exgate.FormatPermissions(cred.Permissions)})
+		}
 	}
 	if err != nil {
 		return key, cred, fmt.Errorf("demo: exchange key: %w", err)

@@ -30,12 +30,17 @@ const usage = `usage: exgate <command> [flags] [args]
 commands:
   serve                       run the gateway
   demo                        create a demo key and a sim exchange key, print a ready curl command, serve
-  keys create [--label L] [--legacy-signing]   create a client key pair (prints the secret once)
+  keys create [--label L] [--legacy-signing] [--allow-ip CIDR,...]   create a client key pair (prints the secret once)
+  keys set-allow-ip --api-key K --allow-ip CIDR,...   change a key's IP allowlist ("" removes it)
   keys list                   list client keys
   keys revoke --api-key K     revoke a client key
   exchange-keys add --api-key K --name N --exchange binance|kraken|gateio|sim [--key EK --secret-stdin] [--permissions read,trade,withdraw]
   exchange-keys list --api-key K
   exchange-keys remove --api-key K --name N
+  exchange-keys allow-address --api-key K --name N --asset A --network NW --address X [--tag T] [--hold 24h]
+  exchange-keys deny-address --api-key K --name N --asset A --network NW --address X [--tag T]
+  exchange-keys list-addresses --api-key K --name N
+  audit [--api-key K] [--since RFC3339] [--limit N]   the audit trail, newest first
   call METHOD PATH [name=value ...]   sign and send one request
 
 Run 'exgate <command> -h' for the flags of a command.
@@ -66,6 +71,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runKeys(ctx, rest, getenv, stdout, stderr)
 	case "exchange-keys":
 		return runExchangeKeys(ctx, rest, getenv, stdin, stdout, stderr)
+	case "audit":
+		return runAudit(ctx, rest, getenv, stdout, stderr)
 	case "call":
 		return runCall(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":

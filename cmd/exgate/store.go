@@ -12,6 +12,7 @@ type keyOutput struct {
 	Label     string     `json:"label"`
 	CreatedAt time.Time  `json:"createdAt"`
 	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+	AllowIPs  []string   `json:"allowIps,omitempty"`
 	// LegacySigning: the key may send POSTs without a timestamp.
 	LegacySigning bool `json:"legacySigning,omitempty"`
 }

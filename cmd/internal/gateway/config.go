@@ -41,6 +41,7 @@ type Config struct {
 	MarketDataMaxAge time.Duration
 	LogFormat        string
 	KrakenTier       string
+	TrustedProxies   string
 	// KlineMemory is binance.Options.KlineMemory; no flag sets it (bench
 	// compare turns it off to measure full conversions).
 	KlineMemory int
@@ -100,6 +101,7 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		fs.DurationVar(&c.RequestTimeout, "request-timeout", envDuration("EXGATE_REQUEST_TIMEOUT", 10*time.Second), "deadline of a request's exchange work; pacing that would wait longer answers 503 (env EXGATE_REQUEST_TIMEOUT)")
 		fs.BoolVar(&c.Coalesce, "market-data-coalescing", envBool("EXGATE_MARKET_DATA_COALESCING", true), "identical concurrent klines and order-book requests share one exchange call (env EXGATE_MARKET_DATA_COALESCING)")
 		fs.DurationVar(&c.MarketDataMaxAge, "market-data-max-age", envDuration("EXGATE_MARKET_DATA_MAX_AGE", 0), "reuse a klines or order-book answer for this long; 0 shares only overlapping calls (env EXGATE_MARKET_DATA_MAX_AGE)")
+		fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("EXGATE_TRUSTED_PROXIES", ""), "comma-separated CIDR prefixes of reverse proxies whose X-Forwarded-For names the client; empty: none (env EXGATE_TRUSTED_PROXIES)")
 		fs.StringVar(&c.KrakenTier, "kraken-tier", env("EXGATE_KRAKEN_TIER", string(kraken.TierStarter)), "the Kraken account's verification tier, which sets the call counter exgate paces for: starter, intermediate or pro (env EXGATE_KRAKEN_TIER)")
 		fs.StringVar(&c.LogFormat, "log-format", env("EXGATE_LOG_FORMAT", "text"), "log format: text or json (env EXGATE_LOG_FORMAT)")
 	}
@@ -133,6 +135,12 @@ func (c *Config) Validate() error {
 	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, errors.New("--log-format must be text or json"))
 	}
+	if err := c.checkSharedState(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := parseTrustedProxies(c.TrustedProxies); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -159,6 +167,9 @@ func OpenStore(ctx context.Context, c *Config) (exgate.Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open PostgreSQL store: %w", err)
 		}
+		if err := checkMasterKey(ctx, st); err != nil {
+			return nil, errors.Join(fmt.Errorf("open PostgreSQL store: %w", err), st.Close())
+		}
 		return st, nil
 	}
 	if fi, err := os.Stat(c.DataDir); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" && c.warn != nil {
@@ -177,6 +188,9 @@ func OpenStore(ctx context.Context, c *Config) (exgate.Store, error) {
 	st, err := sqlite.Open(ctx, filepath.Join(c.DataDir, "exgate.db"), key)
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite store in %s: %w", c.DataDir, err)
+	}
+	if err := checkMasterKey(ctx, st); err != nil {
+		return nil, errors.Join(fmt.Errorf("open SQLite store in %s: %w", c.DataDir, err), st.Close())
 	}
 	return st, nil
 }

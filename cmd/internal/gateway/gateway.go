@@ -118,6 +118,7 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger) (http.H
 		exchanges[name] = ex
 	}
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges, Logger: log})
+	trusted, _ := parseTrustedProxies(cfg.TrustedProxies) // validated with the configuration
 	srv := httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
@@ -130,9 +131,13 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger) (http.H
 		Ready: []httpapi.ReadyCheck{
 			{Name: "store", Check: st.Ping},
 			{Name: "shared state (Redis)", Check: state.ping},
+			{Name: "master key", Check: func(ctx context.Context) error { return checkMasterKey(ctx, st) }},
 		},
-		OpenAPI: api.Spec(),
-		Logger:  log,
+		Controls:       st,
+		Audit:          st,
+		TrustedProxies: trusted,
+		OpenAPI:        api.Spec(),
+		Logger:         log,
 	})
 	return srv, jr, exchanges
 }

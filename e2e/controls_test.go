@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/client"
+)
+
+// TestScaleOutControls: the operator's controls, set with the CLI on the
+// shared database, apply on every instance: an IP allowlist within a
+// second, a withdrawal allowlist at once; and the requests of every
+// instance land in one audit trail, without secrets.
+func TestScaleOutControls(t *testing.T) {
+	d := newDeployment(t)
+	insts := d.startN(2)
+	ctx := t.Context()
+	key := d.createKey("controlled")
+	d.addExchangeKey(key.APIKey, "paper", "sim", "--permissions", "read,trade,withdraw")
+	clients := []*client.Client{insts[0].client(key, "paper"), insts[1].client(key, "paper")}
+
+	// until polls every instance until its balance read answers want.
+	until := func(t *testing.T, want exgate.Code) {
+		t.Helper()
+		since := time.Now()
+		for i, c := range clients {
+			for {
+				_, err := c.AccountBalance(ctx)
+				if problemCode(err) == string(want) {
+					break
+				}
+				if time.Since(since) > time.Second {
+					t.Fatalf("%s answers %v %s after the CLI returned; want %q", insts[i].name, err, time.Since(since), want)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+	t.Run("IP allowlist", func(t *testing.T) {
+		until(t, "")
+		d.admin("keys", "set-allow-ip", "--api-key", key.APIKey, "--allow-ip", "203.0.113.0/24")
+		until(t, exgate.CodeIPNotAllowed)
+		d.admin("keys", "set-allow-ip", "--api-key", key.APIKey, "--allow-ip", "127.0.0.1,::1")
+		until(t, "")
+	})
+
+	const address = "rPEPPER7kfTD9w2To4CQk6UCfuHM9c6GDY"
+	t.Run("withdrawal allowlist", func(t *testing.T) {
+		d.admin("exchange-keys", "allow-address", "--api-key", key.APIKey, "--name", "paper",
+			"--asset", "XRP", "--network", "XRP", "--address", address, "--tag", "1")
+		for i, c := range clients {
+			_, err := c.Withdraw(ctx, client.WithdrawRequest{Asset: "XRP", Network: "XRP", Address: address, Tag: "2", Amount: "1"})
+			if problemCode(err) != string(exgate.CodeAddressNotAllowed) {
+				t.Fatalf("%s: withdrawal elsewhere: %v, want ADDRESS_NOT_ALLOWED", insts[i].name, err)
+			}
+		}
+		if _, err := clients[1].Withdraw(ctx, client.WithdrawRequest{Asset: "XRP", Network: "XRP", Address: address, Tag: "1", Amount: "5"}); err != nil {
+			t.Fatalf("withdrawal to the allowed address: %v", err)
+		}
+	})
+
+	t.Run("one audit trail", func(t *testing.T) {
+		out := d.admin("audit", "--api-key", key.APIKey)
+		if bytes.Contains(out, []byte(key.SecretKey)) || bytes.Contains(out, []byte("signature")) {
+			t.Fatalf("audit output holds a secret or signature:\n%s", out)
+		}
+		var withdrawals []string
+		for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+			var e struct {
+				Action, Code string
+				Status       int
+			}
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("audit line %q: %v", line, err)
+			}
+			if e.Action == "POST /v1/wallet/withdraw" {
+				withdrawals = append(withdrawals, e.Code)
+			}
+		}
+		want := []string{"", "ADDRESS_NOT_ALLOWED", "ADDRESS_NOT_ALLOWED"}
+		if strings.Join(withdrawals, ",") != strings.Join(want, ",") {
+			t.Fatalf("withdrawals in the audit trail, newest first = %q, want %q\n%s", withdrawals, want, out)
+		}
+	})
+}
+
+// TestStartupRefusalsShared: an instance with the shared Redis but no
+// database, or with another master key than the database's, does not start.
+func TestStartupRefusalsShared(t *testing.T) {
+	d := newDeployment(t)
+	d.createKey("first") // the database now has its master key
+	var other [32]byte
+	_, _ = rand.Read(other[:])
+	tests := []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"redis without database", []string{"EXGATE_DATABASE_URL="}, "EXGATE_DATABASE_URL is not"},
+		{"wrong master key", []string{"EXGATE_MASTER_KEY=" + base64.StdEncoding.EncodeToString(other[:])}, "wrong master key"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, exgateBin, "serve")
+			cmd.Env = d.env(append([]string{"EXGATE_ADDR=127.0.0.1:0", "EXGATE_DATA_DIR=" + t.TempDir()}, tc.env...)...)
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) {
+				t.Fatalf("serve = %v:\n%s\nwant a refusal naming %q", err, out, tc.want)
+			}
+		})
+	}
+}
