@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"SimLedger", s.testSimLedger},
 		{"SimExactDecimals", s.testSimExactDecimals},
 		{"ConcurrentSimSpending", s.testConcurrentSimSpending},
+		{"SimOpenOperations", s.testSimOpenOperations},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
