@@ -62,6 +62,8 @@ func (s *Service) ReconcileAll(ctx context.Context) int {
 			fresh, err = reconcile(ctx, s, orderKind, it)
 		case exgate.IntentWithdrawal:
 			fresh, err = reconcile(ctx, s, withdrawalKind, it)
+		case exgate.IntentCancel:
+			fresh, err = reconcile(ctx, s, cancelKind, it)
 		default:
 			err = fmt.Errorf("unknown intent kind %q", it.Kind)
 		}
@@ -90,7 +92,9 @@ func (s *Service) due(it exgate.Intent) bool {
 }
 
 // reconcile queries the exchange for an unfinished intent by the gateway's
-// client id and records what it finds. It never submits anything.
+// client id and records what it finds. It never submits an order or a
+// withdrawal; a cancel whose order is still open is sent again by the
+// order's client id, which can name no other order (lifecycle.go).
 func reconcile[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgate.Intent) (exgate.Intent, error) {
 	var req R
 	if err := json.Unmarshal(it.Request, &req); err != nil {
