@@ -254,7 +254,7 @@ func writeProblem(w http.ResponseWriter, code exgate.Code, detail, param string)
 
 const orderAnswer = `{"id":"o1","asset1":"BTC","asset2":"ETH","status":"PENDING","type":"MARKET","side":"BUY",
 "quantity":0.1,"quantityIn":"ETH","fees":null,"feesIn":"ETH","openAt":1700000000000,"closeAt":1700000000000,
-"exchange":"sim","clientOrderId":"c1","executedQuantity":null,"quoteQuantity":null,"averagePrice":null}`
+"exchange":"sim","clientOrderId":"c1","executedQuantity":null,"quoteQuantity":null,"averagePrice":null,"price":null,"postOnly":false}`
 
 // pendingOrder is orderAnswer decoded.
 var pendingOrder = exgate.Order{
