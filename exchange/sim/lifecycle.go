@@ -243,6 +243,7 @@ func (e *Exchange) PlaceLimitOrder(ctx context.Context, cred exgate.Credential, 
 	if err != nil {
 		return exgate.Order{}, err
 	}
+	o.ExchangeOrderID = e.exchangeID(cred, req.ClientOrderID)
 	p := e.markets[req.Symbol]
 	record, err := json.Marshal(o)
 	if err != nil {

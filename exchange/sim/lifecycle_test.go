@@ -49,8 +49,11 @@ func TestLimitOrderRestsHoldsAndCancels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Status != exgate.OrderPending || o.Type != exgate.OrderTypeLimit || !o.Price.Equal(price) {
+	if o.Status != exgate.OrderPending || o.Type != exgate.OrderTypeLimit || !o.Price.Equal(price) || o.ExchangeOrderID == "" {
 		t.Fatalf("placed %+v", o)
+	}
+	if q, err := e.QueryOrder(ctx, cred, exgate.OrderQuery{Symbol: btcUSDT, ClientOrderID: "gtc1", ExchangeOrderID: o.ExchangeOrderID}); err != nil || q.ID != "gtc1" {
+		t.Fatalf("QueryOrder by both ids: %+v %v", q, err)
 	}
 	hold := price.Mul(dec("0.5"))
 	if got := balances(t, e, cred)["USDT"]; !got.Equal(dec("100000").Sub(hold)) {
