@@ -22,7 +22,7 @@ type lifecycleLedger interface {
 // manager, or NOT_IMPLEMENTED when either is missing.
 func (s *Server) lifecycle(c *call) (lifecycleLedger, exgate.OrderManager, error) {
 	l, ok := s.cfg.Ledger.(lifecycleLedger)
-	om, ok2 := c.ex.(exgate.OrderManager)
+	om, ok2 := exgate.AsOrderManager(c.ex)
 	if !ok || !ok2 {
 		return nil, nil, exgate.Errorf(exgate.CodeNotImplemented,
 			"this route is not available on %s through this gateway yet", c.cred.Exchange)
@@ -161,7 +161,7 @@ func (s *Server) marketOrderExtras(w http.ResponseWriter, r *http.Request, c *ca
 		s.writeProblem(w, r, err, nil)
 		return true
 	}
-	om, ok := c.ex.(exgate.OrderManager)
+	om, ok := exgate.AsOrderManager(c.ex)
 	if !ok {
 		if test {
 			s.writeProblem(w, r, exgate.Errorf(exgate.CodeNotImplemented, "test orders are not available on %s through this gateway yet", c.cred.Exchange), nil)

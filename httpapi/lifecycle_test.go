@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/coalesce"
 )
 
 // post sends a signed POST with a timestamp (which the gateway will soon
@@ -385,5 +386,27 @@ func TestLostCancelIsReconciled(t *testing.T) {
 	}
 	if after := balances(t, g); !after["USDT"].Equal(before["USDT"]) {
 		t.Errorf("USDT %s after the cancel, want %s", after["USDT"], before["USDT"])
+	}
+}
+
+// TestLifecycleThroughTheMarketDataCache: the gateway serves every
+// exchange through the market-data cache (exgate serve); the order
+// lifecycle is found through it.
+func TestLifecycleThroughTheMarketDataCache(t *testing.T) {
+	g := newGateway(t, options{wrap: func(e exgate.Exchange) exgate.Exchange { return coalesce.New(e, coalesce.Options{}) }})
+	bid, _ := g.bestBidAsk(t)
+	away := bid.Mul(decimal.RequireFromString("0.95")).Round(2).String()
+	if o := decodeAs[exgate.Order](t, g.post("/v1/order/limit", limitBody("BUY", "0.01", away, `"clientOrderId":"c-1"`))); o.Status != exgate.OrderPending {
+		t.Fatalf("placed %+v", o)
+	}
+	all := decodeAs[[]exgate.Order](t, g.post("/v1/order/cancel-all", `"asset1":"BTC","asset2":"USDT"`))
+	if len(all) != 1 || all[0].Status != exgate.OrderCanceled || all[0].ClientOrderID != "c-1" {
+		t.Fatalf("cancel-all %+v", all)
+	}
+	if open := decodeAs[[]exgate.Order](t, g.do(request{path: "/v1/order/open"})); len(open) != 0 {
+		t.Errorf("open after cancel-all: %+v", open)
+	}
+	if none := decodeAs[[]exgate.Order](t, g.post("/v1/order/cancel-all", `"asset1":"BTC","asset2":"USDT"`)); len(none) != 0 {
+		t.Errorf("second cancel-all: %+v", none)
 	}
 }
