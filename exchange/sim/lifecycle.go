@@ -84,6 +84,16 @@ type limitOrder struct {
 	steps  []step
 }
 
+// scanKey names a resting order in Exchange.scanned; scanMark says that
+// the seconds from `from` (the first second after the order's last
+// recorded step) to upTo hold no fill of it.
+type scanKey struct {
+	cred int64
+	cid  string
+}
+
+type scanMark struct{ from, upTo int64 }
+
 // event is a fill the model computes: base quantity at price (ticks).
 type event struct {
 	sec   int64
@@ -451,10 +461,14 @@ func (lo limitOrder) order(p *pairInfo) exgate.Order {
 func (e *Exchange) settle(ctx context.Context, cred exgate.Credential, cid string, end *step) (limitOrder, error) {
 	for attempt := 0; ; attempt++ {
 		lo, err := e.readChain(ctx, cred, cid)
-		if err != nil || lo.placed.Type != exgate.OrderTypeLimit || lo.closed() {
+		if err != nil || lo.placed.Type != exgate.OrderTypeLimit {
 			return lo, err
 		}
-		due, err := e.due(lo, e.now())
+		if lo.closed() {
+			e.scanned.Delete(scanKey{cred.ID, cid})
+			return lo, nil
+		}
+		due, err := e.due(cred, lo, e.now())
 		if err != nil {
 			return lo, err
 		}
@@ -499,7 +513,7 @@ func (lo limitOrder) closedBy(due []step) bool {
 // price path, and the recorded steps are a prefix of it: the taker fills
 // of its placement second, then for IOC and FOK the expiry, for GTC the
 // maker fills of the seconds after.
-func (e *Exchange) due(lo limitOrder, now time.Time) ([]step, error) {
+func (e *Exchange) due(cred exgate.Credential, lo limitOrder, now time.Time) ([]step, error) {
 	o := lo.placed
 	p, err := e.market(exgate.Symbol{Base: o.Asset1, Quote: o.Asset2})
 	if err != nil {
@@ -523,7 +537,19 @@ func (e *Exchange) due(lo limitOrder, now time.Time) ([]step, error) {
 			from = floorDiv(lo.steps[recorded-1].At, 1000) + 1
 			remaining = qty - lo.executed().Shift(p.StepExp).IntPart()
 		}
-		evs = append(evs, e.makerEvents(p, o.Side, remaining, limit, from, floorDiv(now.UnixMilli(), 1000))...)
+		// Seconds this instance already found quiet since the same last
+		// step need no second look: the history is a pure function.
+		key, nowSec, scanFrom := scanKey{cred.ID, o.ID}, floorDiv(now.UnixMilli(), 1000), from
+		if v, ok := e.scanned.Load(key); ok && v.(scanMark).from == from {
+			scanFrom = max(from, v.(scanMark).upTo+1)
+		}
+		maker := e.makerEvents(p, o.Side, remaining, limit, scanFrom, nowSec)
+		if len(maker) == 0 {
+			e.scanned.Store(key, scanMark{from: from, upTo: nowSec})
+		} else {
+			e.scanned.Delete(key)
+		}
+		evs = append(evs, maker...)
 	}
 	out := make([]step, 0, len(evs)+1)
 	for _, ev := range evs {

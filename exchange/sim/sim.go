@@ -74,6 +74,9 @@ type Exchange struct {
 	noise map[string]*noise
 	// opened caches the credentials whose account is known to be open.
 	opened sync.Map
+	// scanned caches, per resting limit order, how far its price path
+	// was found quiet (lifecycle.go), so a read looks at new seconds only.
+	scanned sync.Map
 }
 
 var _ exgate.Exchange = (*Exchange)(nil)
