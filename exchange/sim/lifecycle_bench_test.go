@@ -13,7 +13,7 @@ import (
 // a day without filling: the path of every minute since it was placed is
 // checked (most minutes skipped whole) on every read.
 func BenchmarkReadRestingOrder(b *testing.B) {
-	e, _, clk := newSim(&testing.T{})
+	e, _, clk := newSim(b)
 	ctx, cred := b.Context(), testCredential()
 	book, err := e.OrderBook(ctx, cred, exgate.OrderBookRequest{Symbol: btcUSDT, Limit: 1})
 	if err != nil {
