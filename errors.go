@@ -42,6 +42,10 @@ const (
 	CodeNotFound               Code = "NOT_FOUND"
 	CodeIdempotencyConflict    Code = "IDEMPOTENCY_CONFLICT"
 	CodeInternal               Code = "INTERNAL"
+	// CodeNotImplemented: the exchange's adapter does not offer the
+	// route yet (an order lifecycle route on an adapter without
+	// OrderManager).
+	CodeNotImplemented Code = "NOT_IMPLEMENTED"
 )
 
 var codeStatus = map[Code]int{
@@ -74,6 +78,7 @@ var codeStatus = map[Code]int{
 	CodeNotFound:               http.StatusNotFound,
 	CodeIdempotencyConflict:    http.StatusConflict,
 	CodeInternal:               http.StatusInternalServerError,
+	CodeNotImplemented:         http.StatusNotImplemented,
 }
 
 // Status is the HTTP status the API answers with for the code.

@@ -15,6 +15,9 @@ type IntentKind string
 const (
 	IntentOrder      IntentKind = "order"
 	IntentWithdrawal IntentKind = "withdrawal"
+	// IntentCancel is the cancel of an order (DESIGN.md 2.4): journaled
+	// like an order, reconciled by reading the order.
+	IntentCancel IntentKind = "cancel"
 )
 
 // IntentState is where an intent is in its life.
@@ -122,6 +125,12 @@ type SimOperation struct {
 	Changes   []BalanceChange
 	Record    []byte
 	CreatedAt time.Time
+	// Open marks an operation that opens a resting order: it is listed by
+	// SimOpenOperations until an operation closes it.
+	Open bool
+	// Closes is the id of the open operation this one closes; applying
+	// it fails with ErrConflict when that operation is not open.
+	Closes string
 }
 
 // RateLimit is a budget of Rate units per Period with bursts up to Burst,

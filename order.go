@@ -69,13 +69,16 @@ const (
 	OrderCanceled        OrderStatus = "CANCELED"
 	OrderRejected        OrderStatus = "REJECTED"
 	OrderExpired         OrderStatus = "EXPIRED"
+	// OrderTest is the status of an order checked with test: true and
+	// never placed (DESIGN.md 2.4).
+	OrderTest OrderStatus = "TEST"
 )
 
 // Final reports whether the status can no longer change. A market order
 // that is PARTIALLY_FILLED may still fill, so it is not final.
 func (s OrderStatus) Final() bool {
 	switch s {
-	case OrderFilled, OrderCanceled, OrderRejected, OrderExpired:
+	case OrderFilled, OrderCanceled, OrderRejected, OrderExpired, OrderTest:
 		return true
 	}
 	return false
@@ -91,6 +94,11 @@ type OrderRequest struct {
 	// exchange as its client order id: at most 18 characters of [a-z0-9],
 	// accepted by every exchange's client id rules.
 	ClientOrderID string
+	// Inverted records that the client named the pair the other way round
+	// (DESIGN.md 2.4): Symbol, Side and QuantityIn are already those of
+	// the listed pair, and the gateway answers with Order.Inverted.
+	// Adapters ignore it.
+	Inverted bool `json:",omitempty"`
 }
 
 // OrderQuery names an order placed through PlaceMarketOrder.
@@ -126,7 +134,25 @@ type Order struct {
 	QuoteQuantity    *Number `json:"quoteQuantity"`
 	AveragePrice     *Number `json:"averagePrice"`
 	RawStatus        string  `json:"rawStatus,omitempty"`
+
+	// Price is a limit order's price in asset2 per asset1, nil (null) for
+	// a market order; TimeInForce and PostOnly are a limit order's.
+	Price       *Number     `json:"price"`
+	TimeInForce TimeInForce `json:"timeInForce,omitempty"`
+	PostOnly    bool        `json:"postOnly"`
+	// Reason says why an order is REJECTED: the problem code and detail
+	// of the refusal (DESIGN.md 2.4).
+	Reason *Reason `json:"reason,omitempty"`
 }
 
-// OrderTypeMarket is the only order type the gateway places.
-const OrderTypeMarket = "MARKET"
+// Reason is why an order was refused or found never placed.
+type Reason struct {
+	Code   Code   `json:"code"`
+	Detail string `json:"detail"`
+}
+
+// Order types (DESIGN.md 2.4).
+const (
+	OrderTypeMarket = "MARKET"
+	OrderTypeLimit  = "LIMIT"
+)

@@ -92,10 +92,13 @@ type Store interface {
 	// never opened.
 	SimBalances(ctx context.Context, credentialID int64) (map[string]decimal.Decimal, error)
 	// ApplySimOperation records op and applies all its balance changes at
-	// once; a zero op.CreatedAt is set to now. When it fails nothing
-	// changes: an error wrapping ErrConflict when the credential has an
-	// operation with op.ID, ErrInsufficientFunds when a balance would end
-	// negative, or ErrNotFound when the account was never opened.
+	// once; a zero op.CreatedAt is set to now. With op.Open the operation
+	// is listed as open; with op.Closes it closes that open operation in
+	// the same transaction. When it fails nothing changes: an error
+	// wrapping ErrConflict when the credential has an operation with
+	// op.ID or op.Closes names no open operation, ErrInsufficientFunds
+	// when a balance would end negative, or ErrNotFound when the account
+	// was never opened.
 	ApplySimOperation(ctx context.Context, credentialID int64, op SimOperation) error
 	// SimOperation returns an operation applied by ApplySimOperation; an
 	// error wrapping ErrNotFound when there is none.
@@ -104,4 +107,11 @@ type Store interface {
 	// ControlStore keeps the operator's allowlists and audit trail
 	// (controls.go).
 	ControlStore
+	// SimOperations returns up to limit operations of a kind, newest
+	// first (by CreatedAt, then by the order they were applied); limit
+	// <= 0 means no limit.
+	SimOperations(ctx context.Context, credentialID int64, kind IntentKind, limit int) ([]SimOperation, error)
+	// SimOpenOperations returns the operations applied with Open that no
+	// operation has closed yet, newest first.
+	SimOpenOperations(ctx context.Context, credentialID int64) ([]SimOperation, error)
 }

@@ -148,7 +148,11 @@ func Sign(secret, paramString string) string {
 
 // numberParams are the parameters whose decimal values Do sends as JSON
 // numbers in a body (the spec's Float64 inputs).
-var numberParams = map[string]bool{"quantity": true, "amount": true}
+var numberParams = map[string]bool{"quantity": true, "amount": true, "price": true}
+
+// boolParams are the parameters Do sends as JSON booleans in a body when
+// their value is true or false.
+var boolParams = map[string]bool{"postOnly": true, "test": true}
 
 // Do signs and sends one request and returns the answer's status and body.
 // path is appended to the base URL (for example "/v1/order/market") and
@@ -158,8 +162,9 @@ var numberParams = map[string]bool{"quantity": true, "amount": true}
 // given, percent-encoded; the signature covers the pairs name=value
 // unencoded, joined by &. For every other method they go in a JSON object
 // in the order given. Each value is a JSON string, except that a value of
-// a parameter named quantity or amount that is a valid JSON number (such
-// as 0.1 or 1e-3, but not .5 or 01) is sent as that number, literally; the
+// a parameter named quantity, amount or price that is a valid JSON number
+// (such as 0.1 or 1e-3, but not .5 or 01) is sent as that number,
+// literally, and postOnly or test of true or false as a boolean; the
 // signature covers name=value with the value as given either way. The
 // signature is added last, as the signature parameter.
 //
@@ -296,7 +301,8 @@ func jsonBody(params []Param, signature string) ([]byte, error) {
 		}
 		writeJSONString(&b, p.Name)
 		b.WriteByte(':')
-		if numberParams[p.Name] && isJSONNumber(p.Value) {
+		if numberParams[p.Name] && isJSONNumber(p.Value) ||
+			boolParams[p.Name] && (p.Value == "true" || p.Value == "false") {
 			b.WriteString(p.Value)
 		} else {
 			writeJSONString(&b, p.Value)

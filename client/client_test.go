@@ -254,7 +254,7 @@ func writeProblem(w http.ResponseWriter, code exgate.Code, detail, param string)
 
 const orderAnswer = `{"id":"o1","asset1":"BTC","asset2":"ETH","status":"PENDING","type":"MARKET","side":"BUY",
 "quantity":0.1,"quantityIn":"ETH","fees":null,"feesIn":"ETH","openAt":1700000000000,"closeAt":1700000000000,
-"exchange":"sim","clientOrderId":"c1","executedQuantity":null,"quoteQuantity":null,"averagePrice":null}`
+"exchange":"sim","clientOrderId":"c1","executedQuantity":null,"quoteQuantity":null,"averagePrice":null,"price":null,"postOnly":false}`
 
 // pendingOrder is orderAnswer decoded.
 var pendingOrder = exgate.Order{
@@ -369,7 +369,8 @@ func TestDoNumbers(t *testing.T) {
 		{"quantity trailing dot", "quantity", "1.", false},
 		{"quantity words", "quantity", "ten", false},
 		{"quantity hex", "quantity", "0x10", false},
-		{"other name", "price", "0.1", false},
+		{"price decimal", "price", "50000.01", true},
+		{"other name", "clientOrderId", "0.1", false},
 		{"timestamp", "timestamp", "1700000000000", false},
 	}
 	for _, tc := range tests {
@@ -610,6 +611,50 @@ func TestTypedMethods(t *testing.T) {
 			wantParams: []client.Param{{"clientWithdrawalId", "w-1"}},
 			answer: `{"id":"w1","amount":25.5,"fees":null,"totalAmount":25.5,"asset":"XRP","status":"completed","toAddress":"rAddr",
 "txId":"abc","timestamp":5,"network":"XRP","exchange":"sim","rawStatus":"6"}`,
+		},
+		{
+			name: "limit order, postOnly",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.PlaceLimitOrder(ctx, client.LimitOrder{Asset1: "BTC", Asset2: "USDT", Side: "BUY", Quantity: "0.5",
+					Price: "50000.5", PostOnly: true, ClientOrderID: "l1"})
+			},
+			wantMethod: "POST", wantPath: "/v1/order/limit",
+			wantParams: []client.Param{{"asset1", "BTC"}, {"asset2", "USDT"}, {"side", "BUY"}, {"quantity", "0.5"},
+				{"price", "50000.5"}, {"postOnly", "true"}, {"clientOrderId", "l1"}},
+			answer: orderAnswer,
+		},
+		{
+			name: "cancel by client id",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.CancelOrder(ctx, client.OrderRef{ClientOrderID: "l1"})
+			},
+			wantMethod: "POST", wantPath: "/v1/order/cancel",
+			wantParams: []client.Param{{"clientOrderId", "l1"}},
+			answer:     orderAnswer,
+		},
+		{
+			name: "fills",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.Fills(ctx, client.HistoryRequest{Asset1: "BTC", Asset2: "USDT", Limit: 5})
+			},
+			wantMethod: "GET", wantPath: "/v1/order/fills",
+			wantParams: []client.Param{{"asset1", "BTC"}, {"asset2", "USDT"}, {"limit", "5"}},
+			answer: `[{"id":"f1","orderId":"o1","asset1":"BTC","asset2":"USDT","side":"BUY","price":50000.5,"quantity":0.1,
+"quoteQuantity":5000.05,"fee":0.0001,"feeIn":"BTC","maker":true,"timestamp":7}]`,
+			check: func(t *testing.T, got any) {
+				if fs := got.([]exgate.Fill); len(fs) != 1 || fs[0].QuoteQuantity.String() != "5000.05" || !fs[0].Maker {
+					t.Errorf("fills = %+v", fs)
+				}
+			},
+		},
+		{
+			name: "symbols",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.Symbols(ctx, "", "")
+			},
+			wantMethod: "GET", wantPath: "/v1/market/symbols",
+			answer: `[{"asset1":"BTC","asset2":"USDT","status":"TRADING","quantityStep":"0.00001","priceStep":"0.01",
+"minQuantity":"0.00001","minNotional":"5","orderTypes":["MARKET","LIMIT"]}]`,
 		},
 	}
 	for _, tc := range tests {

@@ -24,6 +24,9 @@ type MarketOrder struct {
 	// ClientOrderID (1 to 64 of A-Z a-z 0-9 . _ : -) makes the order
 	// idempotent: the same id again returns the first order.
 	ClientOrderID string
+	// Test checks the order and answers it with status TEST; nothing is
+	// placed.
+	Test bool
 }
 
 // PlaceMarketOrder places a market order (POST /v1/order/market). The
@@ -39,6 +42,7 @@ func (c *Client) PlaceMarketOrder(ctx context.Context, o MarketOrder) (exgate.Or
 		"quantity", o.Quantity,
 		"quantityIn", o.QuantityIn,
 		"clientOrderId", o.ClientOrderID,
+		"test", boolText(o.Test),
 	)
 	var out exgate.Order
 	err := c.call(ctx, http.MethodPost, "/v1/order/market", ps, &out)

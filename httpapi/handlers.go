@@ -178,7 +178,7 @@ func (ps params) clientRef(name string, r *http.Request) (string, error) {
 }
 
 func (s *Server) handleMarketOrder(w http.ResponseWriter, r *http.Request, c *call) {
-	ps, err := newParams(c.params, "asset1", "asset2", "side", "quantity", "quantityIn", "clientOrderId")
+	ps, err := newParams(c.params, "asset1", "asset2", "side", "quantity", "quantityIn", "clientOrderId", "test")
 	if err != nil {
 		s.writeProblem(w, r, err, nil)
 		return
@@ -186,6 +186,9 @@ func (s *Server) handleMarketOrder(w http.ResponseWriter, r *http.Request, c *ca
 	req, ref, err := orderRequest(ps, r)
 	if err != nil {
 		s.writeProblem(w, r, err, nil)
+		return
+	}
+	if s.marketOrderExtras(w, r, c, ps, &req) {
 		return
 	}
 	order, err := s.cfg.Ledger.PlaceOrder(r.Context(), c.cred, req, ref)

@@ -110,6 +110,7 @@ var codeTitles = map[exgate.Code]string{
 	exgate.CodeNotFound:               "Not found",
 	exgate.CodeIdempotencyConflict:    "Idempotency conflict",
 	exgate.CodeInternal:               "Internal error",
+	exgate.CodeNotImplemented:         "Not implemented",
 }
 
 func titleOf(c exgate.Code, status int) string {

@@ -509,7 +509,9 @@ func TestErrors(t *testing.T) {
 		{"bad deposit status", request{path: "/v1/wallet/recent-deposits", query: "status=done"}, "INVALID_PARAMETER", "status"},
 		{"bad clientOrderId", request{method: "POST", path: "/v1/order/market", body: order + `,"clientOrderId":"has space"`}, "INVALID_PARAMETER", "clientOrderId"},
 		{"unknown symbol", request{path: "/v1/market/order-book", query: "asset1=DOGE&asset2=USDT"}, "UNKNOWN_SYMBOL", ""},
-		{"inverse symbol", request{method: "POST", path: "/v1/order/market", body: `"asset1":"USDT","asset2":"BTC","side":"BUY","quantity":"100","quantityIn":"asset1"`}, "UNKNOWN_SYMBOL", ""},
+		// A market order on the inverse pair is translated
+		// (lifecycle_test.go); market data on it is not.
+		{"inverse symbol", request{path: "/v1/market/order-book", query: "asset1=USDT&asset2=BTC"}, "UNKNOWN_SYMBOL", ""},
 		{"quantity too small", request{method: "POST", path: "/v1/order/market", body: `"asset1":"BTC","asset2":"USDT","side":"BUY","quantity":"0.000000001","quantityIn":"asset1"`}, "QUANTITY_TOO_SMALL", ""},
 		{"insufficient funds", request{method: "POST", path: "/v1/order/market", body: `"asset1":"BTC","asset2":"USDT","side":"SELL","quantity":"11","quantityIn":"asset1"`}, "INSUFFICIENT_FUNDS", ""},
 		{"withdraw more than held", request{method: "POST", path: "/v1/wallet/withdraw", body: `"asset":"ETH","network":"ETH","address":"0x52908400098527886E0F7030069857D2E4169EE7","amount":"1000"`}, "INSUFFICIENT_FUNDS", ""},

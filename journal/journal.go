@@ -166,32 +166,27 @@ type kind[R, T any] struct {
 	// label sets the gateway's id and the client's id on a record.
 	label func(t T, id, ref string) T
 	final func(t T) bool
+	// refused, when set, is how a lookup answers an intent the exchange
+	// refused or never saw: as a record (an Order REJECTED with its
+	// reason) rather than as the error.
+	refused func(r R, id string, at time.Time, exchange string, reason exgate.Reason) T
 }
 
-var orderKind = kind[exgate.OrderRequest, exgate.Order]{
+// orderKind journals market and limit orders (orderIntent, lifecycle.go).
+var orderKind = kind[orderIntent, exgate.Order]{
 	name:     exgate.IntentOrder,
 	prefix:   'o',
 	rejected: exgate.CodeOrderRejected,
-	setID:    func(r *exgate.OrderRequest, id string) { r.ClientOrderID = id },
-	submit: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.OrderRequest) (exgate.Order, error) {
-		return ex.PlaceMarketOrder(ctx, cred, r)
-	},
-	query: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.OrderRequest, id string) (exgate.Order, error) {
-		return ex.QueryOrder(ctx, cred, exgate.OrderQuery{Symbol: r.Symbol, ClientOrderID: id})
-	},
-	pending: func(r exgate.OrderRequest, id string, at time.Time, exchange string) exgate.Order {
-		return exgate.Order{
-			ID: id, Asset1: r.Symbol.Base, Asset2: r.Symbol.Quote, Status: exgate.OrderPending,
-			Type: exgate.OrderTypeMarket, Side: r.Side, Quantity: exgate.NewNumber(r.Quantity),
-			QuantityIn: r.QuantityIn.Asset(r.Symbol), OpenAt: at.UnixMilli(), CloseAt: at.UnixMilli(),
-			Exchange: exchange,
-		}
-	},
+	setID:    func(r *orderIntent, id string) { r.setID(id) },
+	submit:   submitOrder,
+	query:    queryOrder,
+	pending:  pendingOrder,
 	label: func(o exgate.Order, id, ref string) exgate.Order {
 		o.ID, o.ClientOrderID = id, ref
 		return o
 	},
-	final: func(o exgate.Order) bool { return o.Status.Final() },
+	final:   func(o exgate.Order) bool { return o.Status.Final() },
+	refused: refusedOrder,
 }
 
 var withdrawalKind = kind[exgate.WithdrawalRequest, exgate.Withdrawal]{
@@ -223,7 +218,7 @@ var withdrawalKind = kind[exgate.WithdrawalRequest, exgate.Withdrawal]{
 // unknown outcome it returns the PENDING order with an EXCHANGE_TIMEOUT
 // error.
 func (s *Service) PlaceOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest, clientRef string) (exgate.Order, error) {
-	return submit(ctx, s, orderKind, cred, req, clientRef)
+	return submit(ctx, s, orderKind, cred, orderIntent{OrderRequest: req}, clientRef)
 }
 
 // Withdraw submits a withdrawal once per client reference.
@@ -555,6 +550,12 @@ func lookup[R, T any](ctx context.Context, s *Service, k kind[R, T], apiKey, id,
 	rec, err := decode(k, it)
 	if e, ok := errors.AsType[*exgate.Error](err); ok && e.Code == exgate.CodeExchangeTimeout {
 		return rec, nil // reading a pending record is not an error
+	} else if ok && k.refused != nil {
+		var req R
+		if jerr := json.Unmarshal(it.Request, &req); jerr == nil {
+			reason := exgate.Reason{Code: e.Code, Detail: e.Detail}
+			return k.label(k.refused(req, it.ID, it.CreatedAt, it.Exchange, reason), it.ID, it.ClientRef), nil
+		}
 	}
 	return rec, err
 }

@@ -110,6 +110,8 @@ func (s *Service) reconcileDue(ctx context.Context, it exgate.Intent, now time.T
 		fresh, err = reconcile(ctx, s, orderKind, it)
 	case exgate.IntentWithdrawal:
 		fresh, err = reconcile(ctx, s, withdrawalKind, it)
+	case exgate.IntentCancel:
+		fresh, err = reconcile(ctx, s, cancelKind, it)
 	default:
 		err = fmt.Errorf("%w %q", errUnknownKind, it.Kind)
 	}
@@ -186,7 +188,9 @@ func (w *warnLimiter) warn(ctx context.Context, cause, msg string, args ...any) 
 }
 
 // reconcile queries the exchange for an unfinished intent by the gateway's
-// client id and records what it finds. It never submits anything.
+// client id and records what it finds. It never submits an order or a
+// withdrawal; a cancel whose order is still open is sent again by the
+// order's client id, which can name no other order (lifecycle.go).
 func reconcile[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgate.Intent) (exgate.Intent, error) {
 	var req R
 	if err := json.Unmarshal(it.Request, &req); err != nil {

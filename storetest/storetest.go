@@ -62,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"Audit", s.testAudit},
 		{"MasterKeyCheck", s.testMasterKeyCheck},
 		{"MasterKeyCheckEmptyStore", s.testMasterKeyCheckEmptyStore},
+		{"SimOpenOperations", s.testSimOpenOperations},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

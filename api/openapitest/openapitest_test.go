@@ -16,7 +16,8 @@ import (
 
 const orderJSON = `{"id":"o1","asset1":"BTC","asset2":"USDT","status":"PENDING","type":"MARKET","side":"BUY",
 "quantity":0.1,"quantityIn":"BTC","fees":null,"feesIn":"USDT","openAt":1700000000000,"closeAt":1700000000000,
-"exchange":"sim","clientOrderId":"abc","executedQuantity":null,"quoteQuantity":null,"averagePrice":null}`
+"exchange":"sim","clientOrderId":"abc","executedQuantity":null,"quoteQuantity":null,"averagePrice":null,
+"price":null,"postOnly":false}`
 
 const withdrawalJSON = `{"id":"w1","amount":1.5,"fees":null,"totalAmount":1.5,"asset":"ETH","status":"pending",
 "toAddress":"0xabc","txId":"","timestamp":1,"network":"ETH","exchange":"sim","clientWithdrawalId":"w-1","rawStatus":"0"}`

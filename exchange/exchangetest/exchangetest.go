@@ -28,7 +28,8 @@
 // (at least one row each), both book sides, balances including
 // Symbol.Base, Symbol.Quote and Withdrawal.Asset enough for an order of
 // either quantity on either side and the withdrawal, and a non-empty
-// deposit history. Refused
+// deposit history. Adapters that implement exgate.OrderManager also run
+// Lifecycle/... (lifecycle.go). Refused
 // orders (unknown or inverse pair, too small) must move no balance and be
 // unknown to QueryOrder afterwards.
 package exchangetest
@@ -111,6 +112,7 @@ func Run(t *testing.T, newSetup func(t *testing.T) Setup) {
 	t.Run("DepositAddress", func(t *testing.T) { testDepositAddress(t, start(t, newSetup)) })
 	t.Run("Withdraw", func(t *testing.T) { testWithdraw(t, start(t, newSetup)) })
 	t.Run("QueryWithdrawalUnknown", func(t *testing.T) { testQueryWithdrawalUnknown(t, start(t, newSetup)) })
+	t.Run("Lifecycle", func(t *testing.T) { runLifecycle(t, newSetup) })
 }
 
 // suite is one Setup under test with helpers whose messages name the

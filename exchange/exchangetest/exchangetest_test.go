@@ -51,7 +51,15 @@ type mutant struct {
 	query    func(exgate.Order, error) (exgate.Order, error)
 	deposits func(exgate.DepositFilter) ([]exgate.Deposit, error)
 	withdraw func(exgate.Withdrawal) exgate.Withdrawal
+	// limit rewrites a limit order before it is placed; cancel replaces
+	// the cancel.
+	limit  func(exgate.LimitOrderRequest) exgate.LimitOrderRequest
+	cancel func(exgate.CancelRequest) (exgate.Order, error)
 }
+
+// The mutant has the sim's order lifecycle (lifecycle_test.go), so the
+// Lifecycle cases run against it.
+var _ exgate.OrderManager = (*mutant)(nil)
 
 func (m *mutant) RecentKlines(ctx context.Context, c exgate.Credential, r exgate.KlineRequest) ([]exgate.Kline, error) {
 	ks, err := m.Exchange.RecentKlines(ctx, c, r)
@@ -117,6 +125,17 @@ type mutation struct {
 }
 
 var mutations = []mutation{
+	{"cancel does nothing", "Lifecycle/RestAndCancel", "OpenOrders after the cancel", func(m *mutant) {
+		m.cancel = func(r exgate.CancelRequest) (exgate.Order, error) {
+			return exgate.Order{ID: r.ClientOrderID, ClientOrderID: r.ClientOrderID, Status: exgate.OrderCanceled}, nil
+		}
+	}},
+	{"postOnly ignored", "Lifecycle/PostOnlyCrossing", "with code ORDER_REJECTED", func(m *mutant) {
+		m.limit = func(r exgate.LimitOrderRequest) exgate.LimitOrderRequest { r.PostOnly = false; return r }
+	}},
+	{"price moved onto the tick", "Lifecycle/PriceOffTick", "with code INVALID_PARAMETER", func(m *mutant) {
+		m.limit = func(r exgate.LimitOrderRequest) exgate.LimitOrderRequest { r.Price = r.Price.RoundDown(2); return r }
+	}},
 	{"klines descending", "Klines/1h/limit=10", "want strictly ascending", func(m *mutant) {
 		m.klines = func(ks []exgate.Kline, err error) ([]exgate.Kline, error) { slices.Reverse(ks); return ks, err }
 	}},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +30,10 @@ type MemoryLedger struct {
 type memoryAccount struct {
 	balances map[string]decimal.Decimal
 	ops      map[string]exgate.SimOperation
+	// order lists the ids of ops as they were applied; open holds the
+	// open ones.
+	order []string
+	open  map[string]bool
 }
 
 var _ Ledger = (*MemoryLedger)(nil)
@@ -55,7 +60,7 @@ func (l *MemoryLedger) EnsureSimAccount(ctx context.Context, credentialID int64,
 	if _, ok := l.accounts[credentialID]; ok {
 		return nil
 	}
-	l.accounts[credentialID] = &memoryAccount{balances: start, ops: map[string]exgate.SimOperation{}}
+	l.accounts[credentialID] = &memoryAccount{balances: start, ops: map[string]exgate.SimOperation{}, open: map[string]bool{}}
 	return nil
 }
 
@@ -92,6 +97,9 @@ func (l *MemoryLedger) ApplySimOperation(ctx context.Context, credentialID int64
 	if _, ok := acct.ops[op.ID]; ok {
 		return fmt.Errorf("sim ledger: apply operation %s: %w", op.ID, exgate.ErrConflict)
 	}
+	if op.Closes != "" && !acct.open[op.Closes] {
+		return fmt.Errorf("sim ledger: apply operation %s: %s is not open: %w", op.ID, op.Closes, exgate.ErrConflict)
+	}
 	next := make(map[string]decimal.Decimal, len(delta))
 	for asset, d := range delta {
 		n := acct.balances[asset].Add(d)
@@ -109,8 +117,57 @@ func (l *MemoryLedger) ApplySimOperation(ctx context.Context, credentialID int64
 		}
 		op.CreatedAt = now()
 	}
+	if op.Closes != "" {
+		delete(acct.open, op.Closes)
+	}
+	if op.Open {
+		acct.open[op.ID] = true
+	}
+	op.Open, op.Closes = false, ""
 	acct.ops[op.ID] = cloneOperation(op)
+	acct.order = append(acct.order, op.ID)
 	return nil
+}
+
+// SimOperations returns up to limit operations of a kind, newest first.
+func (l *MemoryLedger) SimOperations(ctx context.Context, credentialID int64, kind exgate.IntentKind, limit int) ([]exgate.SimOperation, error) {
+	return l.list(credentialID, limit, func(acct *memoryAccount, op exgate.SimOperation) bool { return op.Kind == kind })
+}
+
+// SimOpenOperations returns the open operations, newest first.
+func (l *MemoryLedger) SimOpenOperations(ctx context.Context, credentialID int64) ([]exgate.SimOperation, error) {
+	ops, err := l.list(credentialID, 0, func(acct *memoryAccount, op exgate.SimOperation) bool { return acct.open[op.ID] })
+	for i := range ops {
+		ops[i].Open = true
+	}
+	return ops, err
+}
+
+// list returns the account's operations that keep accepts, newest first
+// by CreatedAt and then by id, as the stores order them.
+func (l *MemoryLedger) list(credentialID int64, limit int, keep func(*memoryAccount, exgate.SimOperation) bool) ([]exgate.SimOperation, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	acct, ok := l.accounts[credentialID]
+	if !ok {
+		return nil, nil
+	}
+	var out []exgate.SimOperation
+	for _, id := range acct.order {
+		if op := acct.ops[id]; keep(acct, op) {
+			out = append(out, cloneOperation(op))
+		}
+	}
+	slices.SortStableFunc(out, func(a, b exgate.SimOperation) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }
 
 // SimOperation returns a copy of an applied operation. Returns an error

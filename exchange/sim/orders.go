@@ -236,8 +236,8 @@ func (e *Exchange) exchangeID(cred exgate.Credential, clientID string) string {
 
 // QueryOrder reads an order back by its client order id.
 func (e *Exchange) QueryOrder(ctx context.Context, cred exgate.Credential, q exgate.OrderQuery) (exgate.Order, error) {
-	var o exgate.Order
-	if err := e.readRecord(ctx, cred, q.ClientOrderID, exgate.IntentOrder, &o); err != nil {
+	o, err := e.limitOrderNow(ctx, cred, q.ClientOrderID)
+	if err != nil {
 		return exgate.Order{}, err
 	}
 	if (q.Symbol != exgate.Symbol{} && (q.Symbol.Base != o.Asset1 || q.Symbol.Quote != o.Asset2)) ||

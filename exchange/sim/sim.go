@@ -44,6 +44,12 @@ type Ledger interface {
 	// SimOperation reads an operation back by id. Returns an error
 	// wrapping exgate.ErrNotFound when there is none.
 	SimOperation(ctx context.Context, credentialID int64, id string) (exgate.SimOperation, error)
+	// SimOperations returns up to limit operations of a kind, newest
+	// first; limit <= 0 means all.
+	SimOperations(ctx context.Context, credentialID int64, kind exgate.IntentKind, limit int) ([]exgate.SimOperation, error)
+	// SimOpenOperations returns the operations applied with Open that no
+	// operation has closed (exgate.SimOperation.Closes), newest first.
+	SimOpenOperations(ctx context.Context, credentialID int64) ([]exgate.SimOperation, error)
 }
 
 // Options configures the simulated exchange.
@@ -68,6 +74,9 @@ type Exchange struct {
 	noise map[string]*noise
 	// opened caches the credentials whose account is known to be open.
 	opened sync.Map
+	// scanned caches, per resting limit order, how far its price path
+	// was found quiet (lifecycle.go), so a read looks at new seconds only.
+	scanned sync.Map
 }
 
 var _ exgate.Exchange = (*Exchange)(nil)

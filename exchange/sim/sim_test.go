@@ -43,7 +43,7 @@ var (
 )
 
 // newSim returns a sim over a memory ledger, the ledger and its clock.
-func newSim(t *testing.T) (*sim.Exchange, *sim.MemoryLedger, *clock) {
+func newSim(t testing.TB) (*sim.Exchange, *sim.MemoryLedger, *clock) {
 	t.Helper()
 	clk := &clock{t: testNow}
 	l := sim.NewMemoryLedger()

@@ -47,12 +47,16 @@ func (e *Exchange) Balances(ctx context.Context, cred exgate.Credential) ([]exga
 		}
 		return nil, &exgate.Error{Code: exgate.CodeExchangeError, Detail: "sim could not read the balances", Err: err}
 	}
+	locked, err := e.locked(ctx, cred)
+	if err != nil {
+		return nil, &exgate.Error{Code: exgate.CodeExchangeError, Detail: "sim could not read the open orders", Err: err}
+	}
 	out := make([]exgate.Balance, 0, len(bals))
 	for asset, amount := range bals {
-		if amount.IsZero() {
+		if amount.IsZero() && !locked[asset].IsPositive() {
 			continue
 		}
-		out = append(out, exgate.Balance{Asset: asset, Available: amount, Locked: decimal.Zero})
+		out = append(out, exgate.Balance{Asset: asset, Available: amount, Locked: locked[asset]})
 	}
 	slices.SortFunc(out, func(a, b exgate.Balance) int { return strings.Compare(a.Asset, b.Asset) })
 	return out, nil

@@ -132,6 +132,9 @@ func (s *Store) ApplySimOperation(ctx context.Context, credentialID int64, op ex
 		); err != nil {
 			return err
 		}
+		if err := s.openOrClose(ctx, tx, credentialID, op); err != nil {
+			return err
+		}
 		for _, c := range op.Changes {
 			d, ok := delta[c.Asset]
 			if !ok {

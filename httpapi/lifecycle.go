@@ -1,0 +1,397 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/exgate/exgate"
+)
+
+// lifecycleLedger is the journal's side of the order lifecycle (DESIGN.md
+// 2.4): limit orders and cancels recorded like market orders, and the ids
+// the client knows put on orders and fills read from the exchange.
+type lifecycleLedger interface {
+	PlaceLimitOrder(ctx context.Context, cred exgate.Credential, req exgate.LimitOrderRequest, clientRef string) (exgate.Order, error)
+	CancelOrder(ctx context.Context, cred exgate.Credential, id, clientRef string) (exgate.Order, error)
+	CancelAll(ctx context.Context, cred exgate.Credential, sym exgate.Symbol) ([]exgate.Order, error)
+	LabelOrders(ctx context.Context, apiKey string, orders []exgate.Order) []exgate.Order
+	LabelFills(ctx context.Context, apiKey string, fills []exgate.Fill) []exgate.Fill
+}
+
+// lifecycle returns the journal's lifecycle side and the exchange's order
+// manager, or NOT_IMPLEMENTED when either is missing.
+func (s *Server) lifecycle(c *call) (lifecycleLedger, exgate.OrderManager, error) {
+	l, ok := s.cfg.Ledger.(lifecycleLedger)
+	om, ok2 := exgate.AsOrderManager(c.ex)
+	if !ok || !ok2 {
+		return nil, nil, exgate.Errorf(exgate.CodeNotImplemented,
+			"this route is not available on %s through this gateway yet", c.cred.Exchange)
+	}
+	return l, om, nil
+}
+
+// boolean reads a JSON boolean parameter (false when absent).
+func (ps params) boolean(name string) (bool, error) {
+	p, ok := ps.byName[name]
+	if !ok {
+		return false, nil
+	}
+	if p.isString || (p.value != "true" && p.value != "false") {
+		return false, exgate.ParamError(name, "%s must be true or false", name)
+	}
+	return p.value == "true", nil
+}
+
+// checkSymbol refuses a pair the exchange does not list (naming the
+// inverse when that is listed) and checks price against its tick, when
+// the exchange lists its markets.
+func checkSymbol(ctx context.Context, om exgate.SymbolLister, cred exgate.Credential, sym exgate.Symbol) (exgate.SymbolInfo, error) {
+	infos, err := om.Symbols(ctx, cred, exgate.SymbolFilter{Symbol: sym})
+	if err != nil {
+		return exgate.SymbolInfo{}, err
+	}
+	if len(infos) > 0 {
+		return infos[0], nil
+	}
+	inv, err := om.Symbols(ctx, cred, exgate.SymbolFilter{Symbol: sym.Inverse()})
+	if err == nil && len(inv) > 0 {
+		return exgate.SymbolInfo{}, exgate.Errorf(exgate.CodeUnknownSymbol,
+			"%s is not listed on %s; the pair is listed the other way round as %s", sym, cred.Exchange, sym.Inverse())
+	}
+	return exgate.SymbolInfo{}, exgate.Errorf(exgate.CodeUnknownSymbol, "%s is not listed on %s", sym, cred.Exchange)
+}
+
+func (s *Server) handleLimitOrder(w http.ResponseWriter, r *http.Request, c *call) {
+	ps, err := newParams(c.params, "asset1", "asset2", "side", "quantity", "price", "timeInForce", "postOnly", "clientOrderId", "test")
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	req, ref, test, err := limitOrderRequest(ps, r)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	l, om, err := s.lifecycle(c)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	info, err := checkSymbol(r.Context(), om, c.cred, req.Symbol)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	if tick, perr := exgate.ParseDecimal(info.PriceStep); perr == nil {
+		if err := exgate.CheckPrice(req.Price, tick); err != nil {
+			s.writeProblem(w, r, err, nil)
+			return
+		}
+	}
+	if test {
+		o, err := om.TestOrder(r.Context(), c.cred, exgate.TestOrderRequest{Limit: &req})
+		if err != nil {
+			s.writeProblem(w, r, err, nil)
+			return
+		}
+		o.ClientOrderID = ref
+		s.writeJSON(w, r, o)
+		return
+	}
+	order, err := l.PlaceLimitOrder(r.Context(), c.cred, req, ref)
+	if err != nil {
+		var rec *pendingRecord
+		if order.ID != "" {
+			rec = &pendingRecord{order: &order}
+		}
+		s.writeProblem(w, r, err, rec)
+		return
+	}
+	s.writeJSON(w, r, order)
+}
+
+func limitOrderRequest(ps params, r *http.Request) (req exgate.LimitOrderRequest, ref string, test bool, err error) {
+	if req.Symbol, err = ps.symbol(); err != nil {
+		return
+	}
+	var text string
+	if text, err = ps.str("side", true); err != nil {
+		return
+	}
+	if req.Side, err = exgate.ParseSide(text); err != nil {
+		err = exgate.ParamError("side", "%s", err)
+		return
+	}
+	if req.Quantity, _, err = ps.positiveDecimal("quantity", true); err != nil {
+		return
+	}
+	if req.Price, _, err = ps.positiveDecimal("price", true); err != nil {
+		return
+	}
+	req.TimeInForce = exgate.GTC
+	if text, err = ps.str("timeInForce", false); err != nil {
+		return
+	}
+	if text != "" {
+		if req.TimeInForce, err = exgate.ParseTimeInForce(text); err != nil {
+			err = exgate.ParamError("timeInForce", "%s", err)
+			return
+		}
+	}
+	if req.PostOnly, err = ps.boolean("postOnly"); err != nil {
+		return
+	}
+	if test, err = ps.boolean("test"); err != nil {
+		return
+	}
+	if err = req.Validate(); err != nil {
+		return
+	}
+	ref, err = ps.clientRef("clientOrderId", r)
+	return
+}
+
+// marketOrderExtras handles what DESIGN.md 2.4 adds to POST
+// /v1/order/market: test: true, and a pair given the other way round,
+// which is placed as the opposite side on the listed pair. It reports
+// whether it answered the request.
+func (s *Server) marketOrderExtras(w http.ResponseWriter, r *http.Request, c *call, ps params, req *exgate.OrderRequest) bool {
+	test, err := ps.boolean("test")
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return true
+	}
+	om, ok := exgate.AsOrderManager(c.ex)
+	if !ok {
+		if test {
+			s.writeProblem(w, r, exgate.Errorf(exgate.CodeNotImplemented, "test orders are not available on %s through this gateway yet", c.cred.Exchange), nil)
+			return true
+		}
+		return false
+	}
+	if infos, err := om.Symbols(r.Context(), c.cred, exgate.SymbolFilter{Symbol: req.Symbol}); err == nil && len(infos) == 0 {
+		if inv, err := om.Symbols(r.Context(), c.cred, exgate.SymbolFilter{Symbol: req.Symbol.Inverse()}); err == nil && len(inv) > 0 {
+			*req = exgate.InvertOrderRequest(*req)
+		}
+	}
+	if !test {
+		return false
+	}
+	o, err := om.TestOrder(r.Context(), c.cred, exgate.TestOrderRequest{Market: req})
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return true
+	}
+	if req.Inverted {
+		o = o.Inverted()
+	}
+	o.ClientOrderID, _ = ps.str("clientOrderId", false)
+	s.writeJSON(w, r, o)
+	return true
+}
+
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, c *call) {
+	id, ref, err := lookupRef(c.params, "clientOrderId")
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	l, _, err := s.lifecycle(c)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	order, err := l.CancelOrder(r.Context(), c.cred, id, ref)
+	if err != nil {
+		var rec *pendingRecord
+		if order.ID != "" {
+			rec = &pendingRecord{order: &order}
+		}
+		s.writeProblem(w, r, err, rec)
+		return
+	}
+	s.writeJSON(w, r, order)
+}
+
+func (s *Server) handleCancelAll(w http.ResponseWriter, r *http.Request, c *call) {
+	ps, err := newParams(c.params, "asset1", "asset2")
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	sym, err := ps.symbol()
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	l, om, err := s.lifecycle(c)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	if _, err := checkSymbol(r.Context(), om, c.cred, sym); err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	orders, err := l.CancelAll(r.Context(), c.cred, sym)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	s.writeJSON(w, r, orders)
+}
+
+// optionalSymbol reads asset1 and asset2 when either is given.
+func optionalSymbol(ps params) (exgate.Symbol, error) {
+	_, ok1 := ps.byName["asset1"]
+	_, ok2 := ps.byName["asset2"]
+	if !ok1 && !ok2 {
+		return exgate.Symbol{}, nil
+	}
+	return ps.symbol()
+}
+
+func (s *Server) handleOpenOrders(w http.ResponseWriter, r *http.Request, c *call) {
+	ps, err := newParams(c.params, "asset1", "asset2")
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	sym, err := optionalSymbol(ps)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	l, om, err := s.lifecycle(c)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	if (sym != exgate.Symbol{}) {
+		if _, err := checkSymbol(r.Context(), om, c.cred, sym); err != nil {
+			s.writeProblem(w, r, err, nil)
+			return
+		}
+	}
+	orders, err := om.OpenOrders(r.Context(), c.cred, exgate.OrderFilter{Symbol: sym})
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	s.writeJSON(w, r, nonNil(l.LabelOrders(r.Context(), c.apiKey, orders)))
+}
+
+// historyFilter reads asset1, asset2 (required) and limit.
+func (s *Server) historyFilter(c *call, r *http.Request) (lifecycleLedger, exgate.OrderManager, exgate.OrderFilter, error) {
+	var f exgate.OrderFilter
+	ps, err := newParams(c.params, "asset1", "asset2", "limit")
+	if err != nil {
+		return nil, nil, f, err
+	}
+	if f.Symbol, err = ps.symbol(); err != nil {
+		return nil, nil, f, err
+	}
+	if f.Limit, err = ps.limit("limit", exgate.DefaultRecentLimit, exgate.MaxRecentLimit); err != nil {
+		return nil, nil, f, err
+	}
+	l, om, err := s.lifecycle(c)
+	if err != nil {
+		return nil, nil, f, err
+	}
+	if _, err := checkSymbol(r.Context(), om, c.cred, f.Symbol); err != nil {
+		return nil, nil, f, err
+	}
+	return l, om, f, nil
+}
+
+func (s *Server) handleRecentOrders(w http.ResponseWriter, r *http.Request, c *call) {
+	l, om, f, err := s.historyFilter(c, r)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	orders, err := om.RecentOrders(r.Context(), c.cred, f)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	s.writeJSON(w, r, nonNil(l.LabelOrders(r.Context(), c.apiKey, orders)))
+}
+
+func (s *Server) handleFills(w http.ResponseWriter, r *http.Request, c *call) {
+	l, om, f, err := s.historyFilter(c, r)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	fills, err := om.Fills(r.Context(), c.cred, f)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	s.writeJSON(w, r, nonNil(l.LabelFills(r.Context(), c.apiKey, fills)))
+}
+
+func (s *Server) handleRecentWithdrawals(w http.ResponseWriter, r *http.Request, c *call) {
+	ps, err := newParams(c.params, "asset", "status")
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	var f exgate.WithdrawalFilter
+	if f.Asset, err = ps.asset("asset", false); err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	if text, err := ps.str("status", false); err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	} else if text != "" {
+		if f.Status, err = exgate.ParseTransferStatus(text); err != nil {
+			s.writeProblem(w, r, exgate.ParamError("status", "%s", err), nil)
+			return
+		}
+	}
+	_, om, err := s.lifecycle(c)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	wds, err := om.RecentWithdrawals(r.Context(), c.cred, f)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	s.writeJSON(w, r, nonNil(wds))
+}
+
+func (s *Server) handleSymbols(w http.ResponseWriter, r *http.Request, c *call) {
+	ps, err := newParams(c.params, "asset1", "asset2")
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	sym, err := optionalSymbol(ps)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	_, om, err := s.lifecycle(c)
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	infos, err := om.Symbols(r.Context(), c.cred, exgate.SymbolFilter{Symbol: sym})
+	if err != nil {
+		s.writeProblem(w, r, err, nil)
+		return
+	}
+	s.writeJSON(w, r, nonNil(infos))
+}
+
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
