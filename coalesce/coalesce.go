@@ -147,9 +147,16 @@ func (e *Exchange) book(ctx context.Context, cred exgate.Credential, req exgate.
 	})
 }
 
+// maxCall bounds a shared call whose starter has no deadline.
+const maxCall = 30 * time.Second
+
 // do runs fn once per key among concurrent callers. The shared call is not
 // cancelled when the caller that started it goes away (others may still
-// wait for it); each caller stops waiting at its own deadline.
+// wait for it), but it keeps that caller's deadline: the adapter's pacing
+// refuses a wait that does not fit before it (503 EXCHANGE_UNAVAILABLE
+// with Retry-After, shared by every caller) instead of holding the call
+// past the deadline, when the callers could only be told 504. Each caller
+// stops waiting at its own deadline.
 func (e *Exchange) do(ctx context.Context, key string, fn func(context.Context) (*answer, error)) (*answer, error) {
 	if e.maxAge > 0 {
 		if a, ok := e.cache.get(key, e.now()); ok {
@@ -157,7 +164,11 @@ func (e *Exchange) do(ctx context.Context, key string, fn func(context.Context) 
 		}
 	}
 	ch := e.group.DoChan(key, func() (any, error) {
-		callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		deadline, ok := ctx.Deadline()
+		if !ok {
+			deadline = time.Now().Add(maxCall)
+		}
+		callCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 		defer cancel()
 		a, err := fn(callCtx)
 		if err != nil {
@@ -170,11 +181,20 @@ func (e *Exchange) do(ctx context.Context, key string, fn func(context.Context) 
 	})
 	select {
 	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		return r.Val.(*answer), nil
+		return result(r)
 	case <-ctx.Done():
+		select {
+		case r := <-ch: // the shared call ended at the same deadline
+			return result(r)
+		default:
+		}
 		return nil, exgate.Errorf(exgate.CodeExchangeTimeout, "no market data from the exchange before the request's deadline")
 	}
+}
+
+func result(r singleflight.Result) (*answer, error) {
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	return r.Val.(*answer), nil
 }

@@ -229,3 +229,44 @@ func TestJSONFromTheAdapter(t *testing.T) {
 		t.Errorf("RecentKlines: %d klines, %v", len(ks), err)
 	}
 }
+
+// pacedMarket refuses, as an adapter's pacing does, a wait for its budget
+// that would not end before the call's deadline, and otherwise holds the
+// call for the wait.
+type pacedMarket struct {
+	exgate.Exchange
+	wait time.Duration
+}
+
+func (p *pacedMarket) RecentKlines(ctx context.Context, _ exgate.Credential, req exgate.KlineRequest) ([]exgate.Kline, error) {
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < p.wait {
+		return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "budget in use", RetryAfter: p.wait}
+	}
+	select {
+	case <-time.After(p.wait):
+		return make([]exgate.Kline, req.Limit), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestPacingPastTheDeadlineIsUnavailable: the shared call keeps the
+// deadline of the request that started it, so pacing that cannot finish
+// before it says so (503 with Retry-After) instead of the request ending in
+// 504 EXCHANGE_TIMEOUT while the call still waits for its budget.
+func TestPacingPastTheDeadlineIsUnavailable(t *testing.T) {
+	ex := coalesce.New(&pacedMarket{wait: time.Second}, coalesce.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	req := exgate.KlineRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Interval: exgate.Interval1m, Limit: 5}
+	for _, call := range []func() error{
+		func() error { _, err := ex.RecentKlines(ctx, exgate.Credential{}, req); return err },
+		func() error { _, err := ex.RecentKlinesJSON(ctx, exgate.Credential{}, req); return err },
+	} {
+		err := call()
+		e, ok := errors.AsType[*exgate.Error](err)
+		if !ok || e.Code != exgate.CodeExchangeUnavailable || e.RetryAfter != time.Second {
+			t.Fatalf("err = %v; want EXCHANGE_UNAVAILABLE with Retry-After 1s", err)
+		}
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 	"github.com/exgate/exgate/localstate"
 )
 
@@ -43,7 +44,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Limiter paces calls; default localstate.NewLimiter(Now), which
 	// keeps the budgets in this process only.
-	Limiter Limiter
+	Limiter exgate.Limiter
 	// RecvWindow is sent with signed calls; default 5 s, at most 60 s.
 	RecvWindow time.Duration
 	// MarketsTTL is how old exchangeInfo may get before a background
@@ -186,13 +187,13 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 	if err != nil {
 		return exgate.Order{}, err
 	}
-	var p params
-	p.add("symbol", mk.symbol)
-	p.add("side", string(req.Side))
-	p.add("type", "MARKET")
-	p.add(plan.param, plan.qty.String())
-	p.add("newClientOrderId", req.ClientOrderID)
-	p.add("newOrderRespType", "FULL")
+	var p rest.Params
+	p.Add("symbol", mk.symbol)
+	p.Add("side", string(req.Side))
+	p.Add("type", "MARKET")
+	p.Add(plan.param, plan.qty.String())
+	p.Add("newClientOrderId", req.ClientOrderID)
+	p.Add("newOrderRespType", "FULL")
 	body, err := e.c.do(ctx, request{ep: epNewOrder, params: p, cred: &cred})
 	if err != nil {
 		e.log.WarnContext(ctx, "binance order not placed", "clientOrderId", req.ClientOrderID, "symbol", mk.symbol, "err", err)
@@ -321,13 +322,13 @@ func (e *Exchange) QueryOrder(ctx context.Context, cred exgate.Credential, q exg
 	if err != nil {
 		return exgate.Order{}, err
 	}
-	var p params
-	p.add("symbol", mk.symbol)
+	var p rest.Params
+	p.Add("symbol", mk.symbol)
 	switch {
 	case q.ClientOrderID != "":
-		p.add("origClientOrderId", q.ClientOrderID)
+		p.Add("origClientOrderId", q.ClientOrderID)
 	case q.ExchangeOrderID != "":
-		p.add("orderId", q.ExchangeOrderID)
+		p.Add("orderId", q.ExchangeOrderID)
 	default:
 		return exgate.Order{}, exgate.ParamError("clientOrderId", "an order is looked up by its client order id")
 	}
@@ -377,9 +378,9 @@ func orderName(q exgate.OrderQuery) string {
 // tradeFills reads an order's trades for their commissions. It is best
 // effort: without them the order is reported with fees null.
 func (e *Exchange) tradeFills(ctx context.Context, cred exgate.Credential, mk *market, orderID int64) []fillJSON {
-	var p params
-	p.add("symbol", mk.symbol)
-	p.add("orderId", strconv.FormatInt(orderID, 10))
+	var p rest.Params
+	p.Add("symbol", mk.symbol)
+	p.Add("orderId", strconv.FormatInt(orderID, 10))
 	body, err := e.c.do(ctx, request{ep: epMyTrades, params: p, cred: &cred})
 	if err != nil {
 		e.log.WarnContext(ctx, "binance trades of an order not read; fees unknown", "orderId", orderID, "err", err)
@@ -480,50 +481,29 @@ func fees(mk *market, fills []fillJSON) (feeTotal, bool) {
 // orderJSON is an order answer: POST /api/v3/order (FULL) and
 // GET /api/v3/order share these fields. Quantities are decimal strings.
 type orderJSON struct {
-	Symbol              string     `json:"symbol"`
-	OrderID             int64      `json:"orderId"`
-	ClientOrderID       string     `json:"clientOrderId"`
-	TransactTime        int64      `json:"transactTime"`
-	Time                int64      `json:"time"`
-	UpdateTime          int64      `json:"updateTime"`
-	WorkingTime         int64      `json:"workingTime"`
-	OrigQty             dec        `json:"origQty"`
-	ExecutedQty         dec        `json:"executedQty"`
-	OrigQuoteOrderQty   dec        `json:"origQuoteOrderQty"`
-	CummulativeQuoteQty dec        `json:"cummulativeQuoteQty"`
-	Status              string     `json:"status"`
-	Type                string     `json:"type"`
-	Side                string     `json:"side"`
-	Fills               []fillJSON `json:"fills"`
+	Symbol              string       `json:"symbol"`
+	OrderID             int64        `json:"orderId"`
+	ClientOrderID       string       `json:"clientOrderId"`
+	TransactTime        int64        `json:"transactTime"`
+	Time                int64        `json:"time"`
+	UpdateTime          int64        `json:"updateTime"`
+	WorkingTime         int64        `json:"workingTime"`
+	OrigQty             rest.Decimal `json:"origQty"`
+	ExecutedQty         rest.Decimal `json:"executedQty"`
+	OrigQuoteOrderQty   rest.Decimal `json:"origQuoteOrderQty"`
+	CummulativeQuoteQty rest.Decimal `json:"cummulativeQuoteQty"`
+	Status              string       `json:"status"`
+	Type                string       `json:"type"`
+	Side                string       `json:"side"`
+	Fills               []fillJSON   `json:"fills"`
 }
 
 // fillJSON is one fill of a FULL answer (or one trade of myTrades).
 type fillJSON struct {
-	Price           dec    `json:"price"`
-	Qty             dec    `json:"qty"`
-	Commission      dec    `json:"commission"`
-	CommissionAsset string `json:"commissionAsset"`
-}
-
-// dec is a decimal read from a JSON string (or number), refusing anything
-// exgate.ParseDecimal refuses.
-type dec struct{ decimal.Decimal }
-
-// UnmarshalJSON reads a JSON string or number; null leaves zero.
-func (d *dec) UnmarshalJSON(b []byte) error {
-	s := string(b)
-	if s == "null" {
-		return nil
-	}
-	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		s = s[1 : len(s)-1]
-	}
-	v, err := exgate.ParseDecimal(s)
-	if err != nil {
-		return fmt.Errorf("bad decimal %q", truncate(b))
-	}
-	d.Decimal = v
-	return nil
+	Price           rest.Decimal `json:"price"`
+	Qty             rest.Decimal `json:"qty"`
+	Commission      rest.Decimal `json:"commission"`
+	CommissionAsset string       `json:"commissionAsset"`
 }
 
 // parseOrder reads an order answer and checks what the adapter relies on.
@@ -533,7 +513,7 @@ func parseOrder(body []byte) (orderJSON, error) {
 		return orderJSON{}, fmt.Errorf("order answer: %w", err)
 	}
 	if o.OrderID == 0 || o.Status == "" {
-		return orderJSON{}, fmt.Errorf("order answer without orderId or status: %s", truncate(body))
+		return orderJSON{}, fmt.Errorf("order answer without orderId or status: %s", rest.Truncate(body))
 	}
 	if o.Side != string(exgate.SideBuy) && o.Side != string(exgate.SideSell) {
 		return orderJSON{}, fmt.Errorf("order answer with side %q", o.Side)
@@ -617,10 +597,10 @@ func (e *Exchange) klineCall(ctx context.Context, req exgate.KlineRequest) (klin
 	if err != nil {
 		return klineCall{}, err
 	}
-	var p params
-	p.add("symbol", mk.symbol)
-	p.add("interval", name)
-	p.add("limit", strconv.Itoa(limit))
+	var p rest.Params
+	p.Add("symbol", mk.symbol)
+	p.Add("interval", name)
+	p.Add("limit", strconv.Itoa(limit))
 	// A kline row is about 175 bytes of JSON.
 	return klineCall{request: request{ep: epKlines, params: p, sizeHint: 180 * limit}, iv: iv, limit: limit}, nil
 }
@@ -771,7 +751,7 @@ func decodeKlines(body []byte) ([]rawKline, error) {
 		r := rawKline{open: string(row[0]), trades: string(row[8])}
 		for j := range r.values {
 			if err := json.Unmarshal(row[j+1], &r.values[j]); err != nil {
-				return nil, fmt.Errorf("kline %d field %d is not a string: %s", i, j+1, truncate(row[j+1]))
+				return nil, fmt.Errorf("kline %d field %d is not a string: %s", i, j+1, rest.Truncate(row[j+1]))
 			}
 		}
 		out = append(out, r)
@@ -814,9 +794,9 @@ func (e *Exchange) OrderBook(ctx context.Context, cred exgate.Credential, req ex
 // book reads the order book at the listed depth at or above limit.
 func (e *Exchange) book(ctx context.Context, cred exgate.Credential, mk *market, limit int) (*orderBook, error) {
 	depth := depthLimit(limit)
-	var p params
-	p.add("symbol", mk.symbol)
-	p.add("limit", strconv.Itoa(depth))
+	var p rest.Params
+	p.Add("symbol", mk.symbol)
+	p.Add("limit", strconv.Itoa(depth))
 	// A level is about 35 bytes of JSON.
 	body, err := e.c.doText(ctx, request{ep: epDepth, params: p, weight: depthWeight(depth), sizeHint: 64 + 70*depth})
 	if err != nil {

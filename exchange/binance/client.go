@@ -10,10 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/http/httptrace"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,19 +19,8 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
-	"github.com/exgate/exgate/internal/pacing"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
-
-// Limiter paces calls to the exchange; localstate.Limiter (in process)
-// and the redis package's limiter (shared by instances) implement it.
-type Limiter interface {
-	// Reserve takes cost from key's budget, or returns how long until it could (0 = taken).
-	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (retryAfter time.Duration, err error)
-	// Pause stops all calls for key until t (the exchange said back off).
-	Pause(ctx context.Context, key string, until time.Time) error
-	// PausedUntil reports the pause end for key (zero time if none).
-	PausedUntil(ctx context.Context, key string) (time.Time, error)
-}
 
 // sign returns the hex HMAC-SHA256 of the query string concatenated with
 // the request body (no separator), keyed by the API secret: Binance's
@@ -84,32 +70,10 @@ type rateLimits struct {
 	ordersWin limitSpec // ORDERS, the shortest window, per account
 }
 
-// param is one name=value pair; params keep the order they were added in,
-// which is the order they are sent and signed in.
-type param struct{ name, value string }
-
-type params []param
-
-func (p *params) add(name, value string) { *p = append(*p, param{name, value}) }
-
-// encode writes the pairs percent-encoded, joined by &.
-func (p params) encode() string {
-	var b strings.Builder
-	for i, kv := range p {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(url.QueryEscape(kv.name))
-		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(kv.value))
-	}
-	return b.String()
-}
-
 // request is one call to make.
 type request struct {
 	ep     endpoint
-	params params
+	params rest.Params
 	// cred signs the call; nil for public endpoints.
 	cred *exgate.Credential
 	// weight overrides ep.weight when not zero (depth).
@@ -138,24 +102,13 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("binance: HTTP %d: %s", e.status, e.msg)
 }
 
-// transportError is a call that got no complete answer. sent is false when
-// nothing of the request reached the connection, so the exchange cannot
-// have acted on it.
-type transportError struct {
-	err  error
-	sent bool
-}
-
-func (e *transportError) Error() string { return "binance: " + e.err.Error() }
-func (e *transportError) Unwrap() error { return e.err }
-
 // client builds, signs, paces and sends Binance REST calls.
 type client struct {
 	baseURL    string
 	http       *http.Client
 	now        func() time.Time
 	log        *slog.Logger
-	limiter    Limiter
+	limiter    exgate.Limiter
 	recvWindow int64
 	maxWait    time.Duration
 	backoff    time.Duration
@@ -225,33 +178,19 @@ func (c *client) reservations(r request) []reservation {
 	return out
 }
 
-// pace takes the call's cost from its budgets, waiting when the wait fits,
-// and honours pauses set after 429/418 answers.
-func (c *client) pace(ctx context.Context, r request) error {
-	for _, rv := range c.reservations(r) {
-		until, err := c.limiter.PausedUntil(ctx, rv.key)
-		if err != nil {
-			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "binance pacing unavailable", Err: err}
-		}
-		if d := until.Sub(c.now()); d > 0 {
-			if err := pacing.Wait(ctx, d, c.maxWait, "binance asked to back off"); err != nil {
-				return err
-			}
-		}
-		for {
-			ra, err := c.limiter.Reserve(ctx, rv.key, rv.cost, rv.limit)
-			if err != nil {
-				return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "binance pacing unavailable", Err: err}
-			}
-			if ra <= 0 {
-				break
-			}
-			if err := pacing.Wait(ctx, ra, c.maxWait, "binance request budget in use"); err != nil {
-				return err
-			}
-		}
+// pacer paces the calls against the budgets in c.limiter.
+func (c *client) pacer() rest.Pacer {
+	return rest.Pacer{Limiter: c.limiter, Now: c.now, MaxWait: c.maxWait, Exchange: "binance"}
+}
+
+// budgets are the costs the call takes before it is sent.
+func (c *client) budgets(r request) []rest.Budget {
+	rvs := c.reservations(r)
+	out := make([]rest.Budget, len(rvs))
+	for i, rv := range rvs {
+		out[i] = rest.Budget{Key: rv.key, Cost: rv.cost, Limit: rv.limit, What: "request budget"}
 	}
-	return nil
+	return out
 }
 
 // do sends the call. A -1021 (timestamp outside recvWindow) resynchronizes
@@ -293,7 +232,7 @@ func (c *client) doText(ctx context.Context, r request) (string, error) {
 		retries++
 		d := c.backoff << (retries - 1)
 		d += rand.N(d/2 + 1) // jitter
-		if werr := pacing.Wait(ctx, d, c.maxWait, "binance retrying a failed read"); werr != nil {
+		if werr := rest.Wait(ctx, d, c.maxWait, "binance retrying a failed read"); werr != nil {
 			return "", c.classify(r.ep, err)
 		}
 	}
@@ -301,7 +240,7 @@ func (c *client) doText(ctx context.Context, r request) (string, error) {
 
 // retryable reports whether a failed read may be sent again.
 func retryable(err error) bool {
-	if _, ok := errors.AsType[*transportError](err); ok {
+	if _, ok := errors.AsType[*rest.TransportError](err); ok {
 		return true
 	}
 	if ae, ok := errors.AsType[*apiError](err); ok {
@@ -313,40 +252,38 @@ func retryable(err error) bool {
 // once paces, signs and sends the call one time.
 func (c *client) once(ctx context.Context, r request) (string, error) {
 	if err := ctx.Err(); err != nil {
-		return "", &transportError{err: err}
+		return "", &rest.TransportError{Exchange: "binance", Err: err}
 	}
-	if err := c.pace(ctx, r); err != nil {
+	if err := c.pacer().Take(ctx, c.budgets(r)...); err != nil {
 		return "", err
 	}
 	p := r.params
 	if r.ep.signed {
-		p = append(params(nil), r.params...)
-		p.add("recvWindow", strconv.FormatInt(c.recvWindow, 10))
-		p.add("timestamp", strconv.FormatInt(c.serverNow().UnixMilli(), 10))
+		p = append(rest.Params(nil), r.params...)
+		p.Add("recvWindow", strconv.FormatInt(c.recvWindow, 10))
+		p.Add("timestamp", strconv.FormatInt(c.serverNow().UnixMilli(), 10))
 	}
 	var query, body string
 	if r.ep.method == http.MethodPost {
-		body = p.encode()
+		body = p.Encode()
 	} else {
-		query = p.encode()
+		query = p.Encode()
 	}
 	if r.ep.signed {
 		sig := "signature=" + sign(r.cred.Secret, query, body)
 		if r.ep.method == http.MethodPost {
-			body = joinPairs(body, sig)
+			body = rest.Join(body, sig)
 		} else {
-			query = joinPairs(query, sig)
+			query = rest.Join(query, sig)
 		}
 	}
 	u := c.baseURL + r.ep.path
 	if query != "" {
 		u += "?" + query
 	}
-	var sent atomic.Bool
-	trace := &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), r.ep.method, u, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, r.ep.method, u, strings.NewReader(body))
 	if err != nil {
-		return "", &transportError{err: err}
+		return "", &rest.TransportError{Exchange: "binance", Err: err}
 	}
 	if r.ep.method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -354,21 +291,21 @@ func (c *client) once(ctx context.Context, r request) (string, error) {
 	if r.cred != nil {
 		req.Header.Set("X-MBX-APIKEY", r.cred.Key)
 	}
-	resp, err := c.http.Do(req)
+	resp, err := rest.Send(c.http, "binance", req)
 	if err != nil {
-		return "", &transportError{err: err, sent: sent.Load() && !isDialError(err)}
+		return "", err
 	}
 	defer resp.Body.Close()
 	if r.into != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		if *r.into, err = exgate.AppendAnswer(*r.into, resp, maxBody, r.sizeHint); err != nil {
-			return "", &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}
+		if *r.into, err = rest.AppendAnswer(*r.into, resp, maxBody, r.sizeHint); err != nil {
+			return "", rest.ReadError("binance", r.ep.name, err)
 		}
 		c.observeWeight(ctx, r, resp.Header)
 		return "", nil
 	}
-	data, err := exgate.ReadAnswerText(resp, maxBody, r.sizeHint)
+	data, err := rest.ReadAnswerText(resp, maxBody, r.sizeHint)
 	if err != nil {
-		return "", &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}
+		return "", rest.ReadError("binance", r.ep.name, err)
 	}
 	c.observeWeight(ctx, r, resp.Header)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
@@ -388,22 +325,6 @@ func (c *client) once(ctx context.Context, r request) (string, error) {
 		c.backOff(ctx, r, ae, resp.Header.Get("Retry-After"))
 	}
 	return "", ae
-}
-
-func joinPairs(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "&" + b
-}
-
-// isDialError reports whether err happened while connecting, before any
-// byte of the request was written.
-func isDialError(err error) bool {
-	if oe, ok := errors.AsType[*net.OpError](err); ok {
-		return oe.Op == "dial"
-	}
-	return false
 }
 
 // backOff pauses the budget a 429 or 418 answer was about until its
@@ -495,7 +416,7 @@ func (c *client) syncTime(ctx context.Context) error {
 			ServerTime int64 `json:"serverTime"`
 		}
 		if err := json.Unmarshal([]byte(body), &st); err != nil || st.ServerTime <= 0 {
-			return nil, fmt.Errorf("binance: bad server time answer %q", truncate([]byte(body)))
+			return nil, fmt.Errorf("binance: bad server time answer %q", rest.Truncate([]byte(body)))
 		}
 		mid := t0.Add(t1.Sub(t0) / 2)
 		c.offset.Store(st.ServerTime - mid.UnixMilli())
@@ -504,13 +425,11 @@ func (c *client) syncTime(ctx context.Context) error {
 	})
 	select {
 	case <-ctx.Done():
-		return &transportError{err: ctx.Err()}
+		return &rest.TransportError{Exchange: "binance", Err: ctx.Err()}
 	case res := <-ch:
 		return res.Err
 	}
 }
-
-func truncate(b []byte) string { return string(b[:min(len(b), 200)]) }
 
 // classify turns a failed call into the *exgate.Error the gateway answers
 // with. For writes, anything that leaves the outcome unknown (a connection
@@ -521,14 +440,8 @@ func (c *client) classify(ep endpoint, err error) *exgate.Error {
 	if e, ok := errors.AsType[*exgate.Error](err); ok {
 		return e
 	}
-	if te, ok := errors.AsType[*transportError](err); ok {
-		switch {
-		case ep.write && te.sent:
-			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "binance did not answer the " + ep.name + " request; its outcome is unknown", Err: err}
-		case isTimeout(te.err):
-			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "binance did not answer in time", Err: err}
-		}
-		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "binance is unreachable", Err: err}
+	if te, ok := errors.AsType[*rest.TransportError](err); ok {
+		return te.Problem(ep.name, ep.write)
 	}
 	ae, ok := errors.AsType[*apiError](err)
 	if !ok {
@@ -559,17 +472,6 @@ func (c *client) classify(ep endpoint, err error) *exgate.Error {
 		code = exgate.CodeExchangeError
 	}
 	return &exgate.Error{Code: code, Detail: detail, Param: errorParams[ae.code], Err: err}
-}
-
-// isTimeout reports whether err is a deadline or network timeout.
-func isTimeout(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	if ne, ok := errors.AsType[net.Error](err); ok {
-		return ne.Timeout()
-	}
-	return false
 }
 
 // badAnswer is the error for a 2xx answer the adapter cannot read. After a

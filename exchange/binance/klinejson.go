@@ -46,7 +46,7 @@ func (e *Exchange) AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred 
 	if _, err := e.c.doText(ctx, call.request); err != nil {
 		return dst, err
 	}
-	out, _, err := e.klines.appendJSON(dst, *bp, call.params.encode(), call.iv, call.limit)
+	out, _, err := e.klines.appendJSON(dst, *bp, call.params.Encode(), call.iv, call.limit)
 	if err != nil {
 		return dst, badAnswer(epKlines, err)
 	}

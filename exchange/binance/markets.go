@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // market is what the adapter needs of one exchangeInfo symbol.
@@ -105,7 +106,7 @@ func (m *markets) load(ctx context.Context, seen *marketSet) (*marketSet, error)
 			m.cur.Store(set)
 			return set, nil
 		}
-		body, err := m.c.do(fctx, request{ep: epExchangeInfo, params: params{{"permissions", "SPOT"}}})
+		body, err := m.c.do(fctx, request{ep: epExchangeInfo, params: rest.Params{{"permissions", "SPOT"}}})
 		if err != nil {
 			m.c.log.ErrorContext(fctx, "binance exchangeInfo load failed", "err", err)
 			return nil, err
@@ -121,15 +122,7 @@ func (m *markets) load(ctx context.Context, seen *marketSet) (*marketSet, error)
 		m.toCache(fctx, set.fetched, body)
 		return set, nil
 	})
-	select {
-	case <-ctx.Done():
-		return nil, &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "binance market list not loaded in time", Err: ctx.Err()}
-	case res := <-ch:
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*marketSet), nil
-	}
+	return rest.Await[*marketSet](ctx, ch, "binance market list")
 }
 
 // MetadataCache holds byte values for a time, shared by instances; the

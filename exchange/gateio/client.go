@@ -12,9 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -24,19 +22,8 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
-	"github.com/exgate/exgate/internal/pacing"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
-
-// Limiter paces calls to the exchange; localstate.Limiter (in process)
-// and the redis package's limiter (shared by instances) implement it.
-type Limiter interface {
-	// Reserve takes cost from key's budget, or returns how long until it could (0 = taken).
-	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (retryAfter time.Duration, err error)
-	// Pause stops all calls for key until t (the exchange said back off).
-	Pause(ctx context.Context, key string, until time.Time) error
-	// PausedUntil reports the pause end for key (zero time if none).
-	PausedUntil(ctx context.Context, key string) (time.Time, error)
-}
 
 // apiPrefix is part of every request path and of the signed path.
 const apiPrefix = "/api/v4"
@@ -77,34 +64,12 @@ const (
 	maxOrderExpiry = 30 * time.Second
 )
 
-// param is one name=value pair; params keep the order they were added
-// in, which is the order they are sent and signed in.
-type param struct{ name, value string }
-
-type params []param
-
-func (p *params) add(name, value string) { *p = append(*p, param{name, value}) }
-
-// encode writes the pairs percent-encoded, joined by &.
-func (p params) encode() string {
-	var b strings.Builder
-	for i, kv := range p {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(url.QueryEscape(kv.name))
-		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(kv.value))
-	}
-	return b.String()
-}
-
 // request is one call to make.
 type request struct {
 	ep endpoint
 	// id completes ep.path for routes with an id (spot/orders/{order_id}).
 	id     string
-	params params
+	params rest.Params
 	body   []byte
 	// cred signs the call; nil for public endpoints.
 	cred *exgate.Credential
@@ -134,24 +99,13 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("gateio: HTTP %d: %s", e.status, e.msg)
 }
 
-// transportError is a call that got no complete answer. sent is false when
-// nothing of the request reached the connection, so the exchange cannot
-// have acted on it.
-type transportError struct {
-	err  error
-	sent bool
-}
-
-func (e *transportError) Error() string { return "gateio: " + e.err.Error() }
-func (e *transportError) Unwrap() error { return e.err }
-
 // client builds, signs, paces and sends Gate REST calls.
 type client struct {
 	baseURL string
 	http    *http.Client
 	now     func() time.Time
 	log     *slog.Logger
-	limiter Limiter
+	limiter exgate.Limiter
 	maxWait time.Duration
 	backoff time.Duration
 
@@ -189,31 +143,15 @@ func budgetKey(r request) (string, limitSpec) {
 	return "gateio/ip/" + r.ep.name, spec
 }
 
-// pace takes the call's cost from its budget, waiting when the wait fits,
-// and honours pauses set after 429 answers.
-func (c *client) pace(ctx context.Context, r request) error {
+// pacer paces the calls against the budgets in c.limiter.
+func (c *client) pacer() rest.Pacer {
+	return rest.Pacer{Limiter: c.limiter, Now: c.now, MaxWait: c.maxWait, Exchange: "gateio"}
+}
+
+// cost is what the call takes before it is sent.
+func cost(r request) rest.Budget {
 	key, spec := budgetKey(r)
-	until, err := c.limiter.PausedUntil(ctx, key)
-	if err != nil {
-		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "gateio pacing unavailable", Err: err}
-	}
-	if d := until.Sub(c.now()); d > 0 {
-		if err := pacing.Wait(ctx, d, c.maxWait, "gateio asked to back off"); err != nil {
-			return err
-		}
-	}
-	for {
-		ra, err := c.limiter.Reserve(ctx, key, 1, spec.rateLimit())
-		if err != nil {
-			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "gateio pacing unavailable", Err: err}
-		}
-		if ra <= 0 {
-			return nil
-		}
-		if err := pacing.Wait(ctx, ra, c.maxWait, "gateio request budget of "+r.ep.name+" in use"); err != nil {
-			return err
-		}
-	}
+	return rest.Budget{Key: key, Cost: 1, Limit: spec.rateLimit(), What: "request budget of " + r.ep.name}
 }
 
 // do sends the call. A REQUEST_EXPIRED answer (Timestamp more than 60 s
@@ -246,7 +184,7 @@ func (c *client) do(ctx context.Context, r request) ([]byte, error) {
 		retries++
 		d := c.backoff << (retries - 1)
 		d += rand.N(d/2 + 1) // jitter
-		if werr := pacing.Wait(ctx, d, c.maxWait, "gateio retrying a failed read"); werr != nil {
+		if werr := rest.Wait(ctx, d, c.maxWait, "gateio retrying a failed read"); werr != nil {
 			return nil, c.classify(r.ep, err)
 		}
 	}
@@ -254,7 +192,7 @@ func (c *client) do(ctx context.Context, r request) ([]byte, error) {
 
 // retryable reports whether a failed read may be sent again.
 func retryable(err error) bool {
-	if _, ok := errors.AsType[*transportError](err); ok {
+	if _, ok := errors.AsType[*rest.TransportError](err); ok {
 		return true
 	}
 	if ae, ok := errors.AsType[*apiError](err); ok {
@@ -266,26 +204,24 @@ func retryable(err error) bool {
 // once paces, signs and sends the call one time.
 func (c *client) once(ctx context.Context, r request) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, &transportError{err: err}
+		return nil, &rest.TransportError{Exchange: "gateio", Err: err}
 	}
-	if err := c.pace(ctx, r); err != nil {
+	if err := c.pacer().Take(ctx, cost(r)); err != nil {
 		return nil, err
 	}
 	path := r.path()
-	query := r.params.encode()
+	query := r.params.Encode()
 	u := c.baseURL + path
 	if query != "" {
 		u += "?" + query
 	}
-	var sent atomic.Bool
-	trace := &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }}
 	var bodyReader io.Reader
 	if r.body != nil {
 		bodyReader = strings.NewReader(string(r.body))
 	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), r.ep.method, u, bodyReader)
+	req, err := http.NewRequestWithContext(ctx, r.ep.method, u, bodyReader)
 	if err != nil {
-		return nil, &transportError{err: err}
+		return nil, &rest.TransportError{Exchange: "gateio", Err: err}
 	}
 	req.Header.Set("Accept", "application/json")
 	if r.body != nil {
@@ -298,7 +234,7 @@ func (c *client) once(ctx context.Context, r request) ([]byte, error) {
 		// Gate signs the URL-decoded form of the query it receives.
 		signedQuery, err := url.QueryUnescape(query)
 		if err != nil {
-			return nil, &transportError{err: err}
+			return nil, &rest.TransportError{Exchange: "gateio", Err: err}
 		}
 		ts := strconv.FormatInt(c.serverNow().Unix(), 10)
 		req.Header.Set("KEY", r.cred.Key)
@@ -308,14 +244,14 @@ func (c *client) once(ctx context.Context, r request) ([]byte, error) {
 	if !r.expires.IsZero() {
 		req.Header.Set("x-gate-exptime", strconv.FormatInt(r.expires.UnixMilli(), 10))
 	}
-	resp, err := c.http.Do(req)
+	resp, err := rest.Send(c.http, "gateio", req)
 	if err != nil {
-		return nil, &transportError{err: err, sent: sent.Load() && !isDialError(err)}
+		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := exgate.ReadAnswer(resp, maxBody)
+	data, err := rest.ReadAnswer(resp, maxBody)
 	if err != nil {
-		return nil, &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}
+		return nil, rest.ReadError("gateio", r.ep.name, err)
 	}
 	c.observe(ctx, r, resp.Header)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
@@ -346,7 +282,7 @@ func parseError(status int, data []byte) *apiError {
 			ae.msg = strings.TrimSpace(eb.Detail)
 		}
 	} else {
-		ae.msg = strings.TrimSpace(truncate(data))
+		ae.msg = strings.TrimSpace(rest.Truncate(data))
 	}
 	if ae.msg == "" {
 		ae.msg = statusMessage(status, ae.label)
@@ -364,15 +300,6 @@ func statusMessage(status int, label string) string {
 		return text
 	}
 	return "HTTP status " + strconv.Itoa(status)
-}
-
-// isDialError reports whether err happened while connecting, before any
-// byte of the request was written.
-func isDialError(err error) bool {
-	if oe, ok := errors.AsType[*net.OpError](err); ok {
-		return oe.Op == "dial"
-	}
-	return false
 }
 
 // backOff pauses the budget a 429 answer was about until Retry-After
@@ -480,12 +407,10 @@ func parseServerTime(body []byte) (int64, error) {
 		ServerTime int64 `json:"server_time"`
 	}
 	if err := json.Unmarshal(body, &st); err != nil || st.ServerTime <= 0 {
-		return 0, fmt.Errorf("gateio: bad server time answer %q", truncate(body))
+		return 0, fmt.Errorf("gateio: bad server time answer %q", rest.Truncate(body))
 	}
 	return st.ServerTime, nil
 }
-
-func truncate(b []byte) string { return string(b[:min(len(b), 200)]) }
 
 // classify turns a failed call into the *exgate.Error the gateway answers
 // with. For writes, anything that leaves the outcome unknown (a connection
@@ -496,14 +421,8 @@ func (c *client) classify(ep endpoint, err error) *exgate.Error {
 	if e, ok := errors.AsType[*exgate.Error](err); ok {
 		return e
 	}
-	if te, ok := errors.AsType[*transportError](err); ok {
-		switch {
-		case ep.write && te.sent:
-			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "gateio did not answer the " + ep.name + " request; its outcome is unknown", Err: err}
-		case isTimeout(te.err):
-			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "gateio did not answer in time", Err: err}
-		}
-		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "gateio is unreachable", Err: err}
+	if te, ok := errors.AsType[*rest.TransportError](err); ok {
+		return te.Problem(ep.name, ep.write)
 	}
 	ae, ok := errors.AsType[*apiError](err)
 	if !ok {
@@ -549,17 +468,6 @@ func classifyAPI(ep endpoint, ae *apiError) *exgate.Error {
 		out.RetryAfter = budgets[budgetWithdraw].window
 	}
 	return out
-}
-
-// isTimeout reports whether err is a deadline or network timeout.
-func isTimeout(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	if ne, ok := errors.AsType[net.Error](err); ok {
-		return ne.Timeout()
-	}
-	return false
 }
 
 // badAnswer is the error for a 2xx answer the adapter cannot read. After a

@@ -26,6 +26,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 	"github.com/exgate/exgate/localstate"
 )
 
@@ -46,7 +47,7 @@ type Options struct {
 	// Logger receives warnings and errors; default discards them.
 	Logger *slog.Logger
 	// Limiter paces calls; default localstate.NewLimiter (in process).
-	Limiter Limiter
+	Limiter exgate.Limiter
 	// MarketsTTL is how old the currency pair list may get before a
 	// background refresh; default 10 minutes. ChainsTTL is the same for
 	// the chains of each currency; default 10 minutes.
@@ -205,7 +206,7 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 		e.log.WarnContext(ctx, "gateio answered with another text", "sent", textPrefix+req.ClientOrderID, "got", o.Text)
 	}
 	e.log.InfoContext(ctx, "gateio order placed", "clientOrderId", req.ClientOrderID, "orderId", o.ID, "status", o.Status, "finishAs", o.FinishAs)
-	if o.Status == "open" || !o.Fee.set {
+	if o.Status == "open" || !o.Fee.Set {
 		// Not finished yet, or an answer without the clearing fields:
 		// read the order back once by its id for fills, fees and times.
 		if back, err := e.getOrder(ctx, cred, p, string(o.ID)); err == nil {
@@ -501,8 +502,8 @@ func orderName(q exgate.OrderQuery) string {
 // id or "t-" + the client id. A miss is an error wrapping
 // exgate.ErrNotFound.
 func (e *Exchange) getOrder(ctx context.Context, cred exgate.Credential, p *pair, id string) (orderJSON, error) {
-	var ps params
-	ps.add("currency_pair", p.id)
+	var ps rest.Params
+	ps.Add("currency_pair", p.id)
 	body, err := e.c.do(ctx, request{ep: epGetOrder, id: id, params: ps, cred: &cred})
 	if err != nil {
 		return orderJSON{}, err
@@ -526,13 +527,13 @@ const (
 func (e *Exchange) findFinished(ctx context.Context, cred exgate.Credential, p *pair, text string) (orderJSON, bool, error) {
 	now := e.c.serverNow()
 	for page := 1; page <= listMaxPages; page++ {
-		var ps params
-		ps.add("currency_pair", p.id)
-		ps.add("status", "finished")
-		ps.add("page", strconv.Itoa(page))
-		ps.add("limit", strconv.Itoa(listPageSize))
-		ps.add("from", strconv.FormatInt(now.Add(-listWindow).Unix(), 10))
-		ps.add("to", strconv.FormatInt(now.Add(time.Minute).Unix(), 10))
+		var ps rest.Params
+		ps.Add("currency_pair", p.id)
+		ps.Add("status", "finished")
+		ps.Add("page", strconv.Itoa(page))
+		ps.Add("limit", strconv.Itoa(listPageSize))
+		ps.Add("from", strconv.FormatInt(now.Add(-listWindow).Unix(), 10))
+		ps.Add("to", strconv.FormatInt(now.Add(time.Minute).Unix(), 10))
 		body, err := e.c.do(ctx, request{ep: epListOrders, params: ps, cred: &cred})
 		if err != nil {
 			return orderJSON{}, false, err
@@ -556,8 +557,8 @@ func (e *Exchange) findFinished(ctx context.Context, cred exgate.Credential, p *
 // normalizeOrder builds the gateway's order from Gate's; qty and in are
 // the quantity to report and its asset.
 func (e *Exchange) normalizeOrder(p *pair, o orderJSON, id string, qty decimal.Decimal, in exgate.QuantityIn) exgate.Order {
-	executed, executedKnown := o.FilledAmount.Decimal, o.FilledAmount.set
-	if !executedKnown && o.FilledTotal.set && o.AvgDealPrice.IsPositive() {
+	executed, executedKnown := o.FilledAmount.Decimal, o.FilledAmount.Set
+	if !executedKnown && o.FilledTotal.Set && o.AvgDealPrice.IsPositive() {
 		executed, executedKnown = o.FilledTotal.DivRound(o.AvgDealPrice.Decimal, p.amountPrecision), true
 	}
 	filled := o.FilledTotal.IsPositive() || executed.IsPositive()
@@ -578,13 +579,13 @@ func (e *Exchange) normalizeOrder(p *pair, o orderJSON, id string, qty decimal.D
 	if executedKnown {
 		out.ExecutedQuantity = exgate.NumberPtr(executed)
 	}
-	if o.FilledTotal.set {
+	if o.FilledTotal.Set {
 		out.QuoteQuantity = exgate.NumberPtr(o.FilledTotal.Decimal)
 	}
 	switch {
 	case o.AvgDealPrice.IsPositive():
 		out.AveragePrice = exgate.NumberPtr(o.AvgDealPrice.Decimal)
-	case executed.IsPositive() && o.FilledTotal.set:
+	case executed.IsPositive() && o.FilledTotal.Set:
 		out.AveragePrice = exgate.NumberPtr(o.FilledTotal.DivRound(executed, 16))
 	}
 	// Gate charges the fee in fee_currency, or in GT (gt_fee) or points
@@ -596,7 +597,7 @@ func (e *Exchange) normalizeOrder(p *pair, o orderJSON, id string, qty decimal.D
 		out.Fees, out.FeesIn = exgate.NumberPtr(o.GTFee.Decimal), "GT"
 	case o.PointFee.IsPositive():
 		out.Fees, out.FeesIn = exgate.NumberPtr(o.PointFee.Decimal), "POINT"
-	case o.Fee.set && o.FeeCurrency != "":
+	case o.Fee.Set && o.FeeCurrency != "":
 		out.Fees, out.FeesIn = exgate.NumberPtr(o.Fee.Decimal), exgate.NormalizeAsset(o.FeeCurrency)
 	}
 	out.OpenAt = o.createdMillis

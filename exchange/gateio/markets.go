@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
-	"github.com/exgate/exgate/internal/pacing"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // pair is one of Gate's currency pairs with the rules the adapter checks
@@ -118,15 +118,7 @@ func (m *markets) load(ctx context.Context) (*pairSet, error) {
 		m.set.Store(set)
 		return set, nil
 	})
-	select {
-	case <-ctx.Done():
-		return nil, pacing.Unavailable(0, "gateio currency pairs not loaded: %v", ctx.Err())
-	case res := <-ch:
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*pairSet), nil
-	}
+	return rest.Await[*pairSet](ctx, ch, "gateio currency pairs")
 }
 
 // current returns the cached list, loading it on first use and starting a

@@ -12,29 +12,16 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
-
-// Limiter paces calls to the exchange; localstate.Limiter (in process)
-// and the redis package's limiter (shared by instances) implement it.
-type Limiter interface {
-	// Reserve takes cost from key's budget, or returns how long until it could (0 = taken).
-	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (retryAfter time.Duration, err error)
-	// Pause stops all calls for key until t (the exchange said back off).
-	Pause(ctx context.Context, key string, until time.Time) error
-	// PausedUntil reports the pause end for key (zero time if none).
-	PausedUntil(ctx context.Context, key string) (time.Time, error)
-}
 
 // Nonces hands out Kraken nonces; localstate.Nonces (in process) and the
 // redis package's nonces (shared by instances) implement it.
@@ -99,7 +86,7 @@ type client struct {
 	http       *http.Client
 	now        func() time.Time
 	log        *slog.Logger
-	limiter    Limiter
+	limiter    exgate.Limiter
 	nonces     Nonces
 	tier       Tier
 	retryDelay time.Duration
@@ -107,17 +94,6 @@ type client struct {
 	locks      keyLocks
 	shared     KeyLocks // nil: calls are serialized in this process only
 }
-
-// transportError is a request that got no answer.
-type transportError struct {
-	// sent reports whether the request headers were written, after which
-	// Kraken may have processed the request.
-	sent bool
-	err  error
-}
-
-func (e *transportError) Error() string { return "kraken: " + e.err.Error() }
-func (e *transportError) Unwrap() error { return e.err }
 
 // statusError is an answer with an HTTP status other than 200 (Kraken
 // answers its own errors with 200; other statuses come from its edge).
@@ -177,7 +153,7 @@ func (c *client) public(ctx context.Context, method string, q url.Values, out an
 		u += "?" + q.Encode()
 	}
 	err := c.withRetries(ctx, kindRead, func() error {
-		if err := c.pace(ctx, publicPaceKey, 1, publicLimit); err != nil {
+		if err := c.pacer().Take(ctx, rest.Budget{Key: publicPaceKey, Cost: 1, Limit: publicLimit, What: "public call budget"}); err != nil {
 			return err
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -216,12 +192,12 @@ func (c *client) private(ctx context.Context, cred exgate.Credential, method str
 	}
 	path := "/0/private/" + method
 	err := c.withRetries(ctx, kind, func() error {
-		if err := c.pace(ctx, paceKey, 1, limit); err != nil {
+		if err := c.pacer().Take(ctx, rest.Budget{Key: paceKey, Cost: 1, Limit: limit, What: "call counter of this key"}); err != nil {
 			return err
 		}
 		unlock, err := c.locks.lock(ctx, cred.Key)
 		if err != nil {
-			return &transportError{err: err}
+			return &rest.TransportError{Exchange: "kraken", Err: err}
 		}
 		defer unlock()
 		if c.shared != nil {
@@ -290,20 +266,17 @@ func decodeResult(body []byte, out any) error {
 
 // do sends req and returns the body of a 200 answer.
 func (c *client) do(req *http.Request) ([]byte, error) {
-	var wrote atomic.Bool
-	trace := &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(true) }}
-	req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
-	resp, err := c.http.Do(req)
+	resp, err := rest.Send(c.http, "kraken", req)
 	if err != nil {
-		return nil, &transportError{sent: wrote.Load(), err: err}
+		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := exgate.ReadAnswer(resp, maxBody)
-	if errors.Is(err, exgate.ErrAnswerTooLarge) {
+	body, err := rest.ReadAnswer(resp, maxBody)
+	if errors.Is(err, rest.ErrAnswerTooLarge) {
 		return nil, &decodeError{err}
 	}
 	if err != nil {
-		return nil, &transportError{sent: true, err: err}
+		return nil, rest.ReadError("kraken", req.URL.Path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		se := &statusError{status: resp.StatusCode, body: string(bytes.TrimSpace(body[:min(len(body), 200)]))}
@@ -317,7 +290,7 @@ func (c *client) do(req *http.Request) ([]byte, error) {
 
 // retryable reports whether a read may be sent again after err.
 func retryable(err error) bool {
-	var te *transportError
+	var te *rest.TransportError
 	var se *statusError
 	var ae *apiError
 	switch {
@@ -345,67 +318,17 @@ func (c *client) withRetries(ctx context.Context, kind callKind, attempt func() 
 			return err
 		}
 		d := c.retryDelay*time.Duration(i) + rand.N(c.retryDelay/2+1)
-		if !fitsDeadline(ctx, d, c.maxWait) {
-			return err
-		}
-		if werr := waitFor(ctx, d); werr != nil {
+		if werr := rest.Wait(ctx, d, c.maxWait, "kraken retrying a failed read"); werr != nil {
 			return err
 		}
 	}
 }
 
-// fitsDeadline reports whether waiting d still leaves time before ctx's
-// deadline (or, without a deadline, whether d is at most maxWait).
-func fitsDeadline(ctx context.Context, d, maxWait time.Duration) bool {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		return d <= maxWait
-	}
-	return time.Until(deadline) > d
-}
-
-// waitFor blocks for d or until ctx is done.
-func waitFor(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// pace takes cost from key's budget, waiting when the wait fits before the
-// ctx deadline, else it returns EXCHANGE_UNAVAILABLE with RetryAfter and
-// nothing is sent.
-func (c *client) pace(ctx context.Context, key string, cost int, limit exgate.RateLimit) error {
-	for {
-		until, err := c.limiter.PausedUntil(ctx, key)
-		if err != nil {
-			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "kraken: pacing state unavailable; nothing was sent", RetryAfter: time.Second, Err: err}
-		}
-		wait := until.Sub(c.now())
-		if wait <= 0 {
-			wait, err = c.limiter.Reserve(ctx, key, cost, limit)
-			if err != nil {
-				return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "kraken: pacing state unavailable; nothing was sent", RetryAfter: time.Second, Err: err}
-			}
-			if wait <= 0 {
-				return nil
-			}
-		}
-		if !fitsDeadline(ctx, wait, c.maxWait) {
-			return &exgate.Error{
-				Code:       exgate.CodeExchangeUnavailable,
-				Detail:     "Kraken's rate limit for this key is reached; nothing was sent",
-				RetryAfter: wait,
-			}
-		}
-		if err := waitFor(ctx, wait); err != nil {
-			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "kraken: gave up waiting for the rate limit; nothing was sent", RetryAfter: wait, Err: err}
-		}
-	}
+// pacer paces the calls against the budgets in c.limiter: Kraken's call
+// counter per API key, its trading counter per key and pair, and the
+// public budget per IP.
+func (c *client) pacer() rest.Pacer {
+	return rest.Pacer{Limiter: c.limiter, Now: c.now, MaxWait: c.maxWait, Exchange: "kraken"}
 }
 
 // classify turns a failed call into an *exgate.Error. An order or
@@ -417,22 +340,14 @@ func (c *client) classify(ctx context.Context, kind callKind, paceKey string, li
 		return xe
 	}
 	var (
-		te *transportError
+		te *rest.TransportError
 		se *statusError
 		ae *apiError
 		de *decodeError
 	)
 	switch {
 	case errors.As(err, &te):
-		timedOut := errors.Is(err, context.DeadlineExceeded) || isNetTimeout(err)
-		switch {
-		case kind.mutation() && te.sent:
-			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "no answer from Kraken to " + method + "; the outcome is unknown", Err: err}
-		case timedOut && te.sent:
-			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "no answer from Kraken to " + method + " in time", Err: err}
-		default:
-			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "cannot reach Kraken; " + method + " was not sent", RetryAfter: time.Second, Err: err}
-		}
+		return te.Problem(method, kind.mutation())
 	case errors.As(err, &se):
 		if se.status == http.StatusTooManyRequests {
 			ra := se.retryAfter
@@ -506,12 +421,6 @@ func (c *client) pause(ctx context.Context, key string, d time.Duration) {
 	if err := c.limiter.Pause(context.WithoutCancel(ctx), key, c.now().Add(d)); err != nil {
 		c.log.WarnContext(ctx, "kraken: cannot record pause", "key", key, "err", err)
 	}
-}
-
-// isNetTimeout reports whether err is a network timeout.
-func isNetTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // keyLocks serializes private calls per Kraken API key.

@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 	"github.com/exgate/exgate/localstate"
 )
 
@@ -53,7 +54,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Limiter paces calls; default localstate.NewLimiter(Now), which is
 	// per process. Use a shared limiter when instances share API keys.
-	Limiter Limiter
+	Limiter exgate.Limiter
 	// Nonces hands out nonces per API key; default localstate.NewNonces(),
 	// per process. Instances that share a Kraken API key must share it.
 	Nonces Nonces
@@ -335,22 +336,22 @@ func baseForQuote(levels []bookLevel, q decimal.Decimal, lot int32) (vol decimal
 // krakenOrder is an order as QueryOrders, OpenOrders and ClosedOrders
 // return it.
 type krakenOrder struct {
-	ClOrdID *string `json:"cl_ord_id"`
-	Status  string  `json:"status"`
-	Reason  *string `json:"reason"`
-	OpenTm  kdec    `json:"opentm"`
-	CloseTm kdec    `json:"closetm"`
+	ClOrdID *string      `json:"cl_ord_id"`
+	Status  string       `json:"status"`
+	Reason  *string      `json:"reason"`
+	OpenTm  rest.Decimal `json:"opentm"`
+	CloseTm rest.Decimal `json:"closetm"`
 	Descr   struct {
 		Pair      string `json:"pair"`
 		Type      string `json:"type"`
 		OrderType string `json:"ordertype"`
 	} `json:"descr"`
-	Vol     kdec   `json:"vol"`
-	VolExec kdec   `json:"vol_exec"`
-	Cost    kdec   `json:"cost"`
-	Fee     kdec   `json:"fee"`
-	Price   kdec   `json:"price"`
-	Oflags  string `json:"oflags"`
+	Vol     rest.Decimal `json:"vol"`
+	VolExec rest.Decimal `json:"vol_exec"`
+	Cost    rest.Decimal `json:"cost"`
+	Fee     rest.Decimal `json:"fee"`
+	Price   rest.Decimal `json:"price"`
+	Oflags  string       `json:"oflags"`
 }
 
 // toOrder normalizes a Kraken order. sym is used when descr.pair is not a
