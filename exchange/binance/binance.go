@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
-	"github.com/exgate/exgate/localstate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // DefaultBaseURL is Binance's production REST endpoint.
@@ -77,21 +77,8 @@ var _ exgate.Exchange = (*Exchange)(nil)
 
 // New returns an adapter configured by opts.
 func New(opts Options) *Exchange {
-	if opts.BaseURL == "" {
-		opts.BaseURL = DefaultBaseURL
-	}
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Limiter == nil {
-		opts.Limiter = localstate.NewLimiter(opts.Now)
-	}
+	t := rest.Transport{Exchange: "binance", BaseURL: opts.BaseURL, HTTP: opts.HTTPClient, Now: opts.Now, Log: opts.Logger,
+		Limiter: opts.Limiter, MaxWait: opts.MaxWait, Backoff: opts.RetryBackoff}.WithDefaults(DefaultBaseURL)
 	if opts.RecvWindow <= 0 {
 		opts.RecvWindow = 5 * time.Second
 	}
@@ -102,36 +89,14 @@ func New(opts Options) *Exchange {
 	if opts.CoinsTTL <= 0 {
 		opts.CoinsTTL = 10 * time.Minute
 	}
-	if opts.MaxWait <= 0 {
-		opts.MaxWait = 10 * time.Second
-	}
-	if opts.RetryBackoff <= 0 {
-		opts.RetryBackoff = 200 * time.Millisecond
-	}
-	c := &client{
-		baseURL:    trimSlash(opts.BaseURL),
-		http:       opts.HTTPClient,
-		now:        opts.Now,
-		log:        opts.Logger,
-		limiter:    opts.Limiter,
-		recvWindow: opts.RecvWindow.Milliseconds(),
-		maxWait:    opts.MaxWait,
-		backoff:    opts.RetryBackoff,
-	}
+	c := &client{Transport: t, recvWindow: opts.RecvWindow.Milliseconds()}
 	return &Exchange{
 		c:       c,
-		log:     opts.Logger,
-		markets: &markets{c: c, ttl: opts.MarketsTTL, cache: opts.MetadataCache, cacheKey: "binance:exchangeInfo:" + opts.BaseURL},
+		log:     t.Log,
+		markets: &markets{c: c, ttl: opts.MarketsTTL, cache: opts.MetadataCache, cacheKey: "binance:exchangeInfo:" + t.BaseURL},
 		coins:   &coins{c: c, ttl: opts.CoinsTTL},
 		klines:  newKlineMemo(cmp.Or(opts.KlineMemory, klineMemoBytes)),
 	}
-}
-
-func trimSlash(s string) string {
-	for len(s) > 0 && s[len(s)-1] == '/' {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // Name returns "binance".

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -104,14 +103,8 @@ func (e *apiError) Error() string {
 
 // client builds, signs, paces and sends Binance REST calls.
 type client struct {
-	baseURL    string
-	http       *http.Client
-	now        func() time.Time
-	log        *slog.Logger
-	limiter    exgate.Limiter
+	rest.Transport
 	recvWindow int64
-	maxWait    time.Duration
-	backoff    time.Duration
 
 	// offset is Binance's clock minus ours, in ms, learned from
 	// GET /api/v3/time after a -1021.
@@ -129,16 +122,7 @@ func (c *client) rateLimits() rateLimits {
 
 // serverNow is our estimate of Binance's clock.
 func (c *client) serverNow() time.Time {
-	return c.now().Add(time.Duration(c.offset.Load()) * time.Millisecond)
-}
-
-// credKey names an account in limiter keys without exposing its API key.
-func credKey(cred *exgate.Credential) string {
-	if cred.ID != 0 {
-		return strconv.FormatInt(cred.ID, 10)
-	}
-	sum := sha256.Sum256([]byte(cred.Key))
-	return "k" + hex.EncodeToString(sum[:8])
+	return c.Now().Add(time.Duration(c.offset.Load()) * time.Millisecond)
 }
 
 // reservation is a cost to take from one budget before a call.
@@ -157,7 +141,7 @@ func (c *client) budgetOf(b budget, cred *exgate.Credential) (string, limitSpec)
 	case budgetSapiIP1s:
 		return "binance/ip/sapi-1s", sapiIP1sLimit
 	case budgetSapiUID:
-		return "binance/uid/" + credKey(cred), sapiUIDLimit
+		return "binance/uid/" + rest.AccountKey(cred), sapiUIDLimit
 	}
 	return "binance/ip/weight", c.rateLimits().weight
 }
@@ -173,14 +157,9 @@ func (c *client) reservations(r request) []reservation {
 	out := []reservation{{key: key, cost: w, limit: limit, spec: spec}}
 	if r.ep.order && r.cred != nil {
 		spec := c.rateLimits().ordersWin
-		out = append(out, reservation{key: "binance/orders/" + credKey(r.cred), cost: 1, limit: spec.rateLimit(), spec: spec})
+		out = append(out, reservation{key: "binance/orders/" + rest.AccountKey(r.cred), cost: 1, limit: spec.rateLimit(), spec: spec})
 	}
 	return out
-}
-
-// pacer paces the calls against the budgets in c.limiter.
-func (c *client) pacer() rest.Pacer {
-	return rest.Pacer{Limiter: c.limiter, Now: c.now, MaxWait: c.maxWait, Exchange: "binance"}
 }
 
 // budgets are the costs the call takes before it is sent.
@@ -220,7 +199,7 @@ func (c *client) doText(ctx context.Context, r request) (string, error) {
 		}
 		if ae, ok := errors.AsType[*apiError](err); ok && ae.code == codeInvalidTime && r.ep.signed && !resynced {
 			resynced = true
-			c.log.WarnContext(ctx, "binance timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
+			c.Log.WarnContext(ctx, "binance timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
 			if serr := c.syncTime(ctx); serr != nil {
 				return "", c.classify(epTime, serr)
 			}
@@ -230,9 +209,9 @@ func (c *client) doText(ctx context.Context, r request) (string, error) {
 			return "", c.classify(r.ep, err)
 		}
 		retries++
-		d := c.backoff << (retries - 1)
+		d := c.Backoff << (retries - 1)
 		d += rand.N(d/2 + 1) // jitter
-		if werr := rest.Wait(ctx, d, c.maxWait, "binance retrying a failed read"); werr != nil {
+		if werr := rest.Wait(ctx, d, c.MaxWait, "binance retrying a failed read"); werr != nil {
 			return "", c.classify(r.ep, err)
 		}
 	}
@@ -254,7 +233,7 @@ func (c *client) once(ctx context.Context, r request) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", &rest.TransportError{Exchange: "binance", Err: err}
 	}
-	if err := c.pacer().Take(ctx, c.budgets(r)...); err != nil {
+	if err := c.Pacer().Take(ctx, c.budgets(r)...); err != nil {
 		return "", err
 	}
 	p := r.params
@@ -277,7 +256,7 @@ func (c *client) once(ctx context.Context, r request) (string, error) {
 			query = rest.Join(query, sig)
 		}
 	}
-	u := c.baseURL + r.ep.path
+	u := c.BaseURL + r.ep.path
 	if query != "" {
 		u += "?" + query
 	}
@@ -291,7 +270,7 @@ func (c *client) once(ctx context.Context, r request) (string, error) {
 	if r.cred != nil {
 		req.Header.Set("X-MBX-APIKEY", r.cred.Key)
 	}
-	resp, err := rest.Send(c.http, "binance", req)
+	resp, err := rest.Send(c.HTTP, "binance", req)
 	if err != nil {
 		return "", err
 	}
@@ -341,11 +320,11 @@ func (c *client) backOff(ctx context.Context, r request, ae *apiError, retryAfte
 		d = time.Duration(s) * time.Second
 	}
 	ae.retryAfter = d
-	until := c.now().Add(d)
-	if err := c.limiter.Pause(ctx, rv.key, until); err != nil {
-		c.log.ErrorContext(ctx, "binance pause not recorded", "key", rv.key, "err", err)
+	until := c.Now().Add(d)
+	if err := c.Limiter.Pause(ctx, rv.key, until); err != nil {
+		c.Log.ErrorContext(ctx, "binance pause not recorded", "key", rv.key, "err", err)
 	}
-	c.log.WarnContext(ctx, "binance rate limit answer; pausing", "status", ae.status, "code", ae.code, "key", rv.key, "until", until)
+	c.Log.WarnContext(ctx, "binance rate limit answer; pausing", "status", ae.status, "code", ae.code, "key", rv.key, "until", until)
 }
 
 // usageHeaders names the headers that report a budget's usage.
@@ -392,12 +371,12 @@ func (c *client) observeWeight(ctx context.Context, r request, h http.Header) {
 	}
 	server := c.serverNow()
 	next := server.Truncate(spec.window).Add(spec.window)
-	until := c.now().Add(next.Sub(server))
-	if err := c.limiter.Pause(ctx, key, until); err != nil {
-		c.log.ErrorContext(ctx, "binance pause not recorded", "key", key, "err", err)
+	until := c.Now().Add(next.Sub(server))
+	if err := c.Limiter.Pause(ctx, key, until); err != nil {
+		c.Log.ErrorContext(ctx, "binance pause not recorded", "key", key, "err", err)
 		return
 	}
-	c.log.WarnContext(ctx, "binance budget nearly used; pausing until the window turns", "key", key, "used", used, "limit", spec.limit, "until", until)
+	c.Log.WarnContext(ctx, "binance budget nearly used; pausing until the window turns", "key", key, "used", used, "limit", spec.limit, "until", until)
 }
 
 // syncTime learns the clock offset from GET /api/v3/time; concurrent
@@ -406,12 +385,12 @@ func (c *client) syncTime(ctx context.Context) error {
 	ch := c.group.DoChan("time", func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		t0 := c.now()
+		t0 := c.Now()
 		body, err := c.once(ctx, request{ep: epTime})
 		if err != nil {
 			return nil, err
 		}
-		t1 := c.now()
+		t1 := c.Now()
 		var st struct {
 			ServerTime int64 `json:"serverTime"`
 		}
@@ -420,7 +399,7 @@ func (c *client) syncTime(ctx context.Context) error {
 		}
 		mid := t0.Add(t1.Sub(t0) / 2)
 		c.offset.Store(st.ServerTime - mid.UnixMilli())
-		c.log.InfoContext(ctx, "binance clock offset learned", "offsetMs", c.offset.Load())
+		c.Log.InfoContext(ctx, "binance clock offset learned", "offsetMs", c.offset.Load())
 		return nil, nil
 	})
 	select {

@@ -77,7 +77,7 @@ func TestSignedRequestShape(t *testing.T) {
 		_, _ = w.Write([]byte(`{"id":"x"}`))
 	})
 	clk := &clock{t: time.UnixMilli(1499827319559)}
-	c := &client{baseURL: srv, http: http.DefaultClient, now: clk.Now, log: slog.New(slog.DiscardHandler), limiter: localstate.NewLimiter(time.Now), recvWindow: 5000, maxWait: time.Second, backoff: time.Millisecond}
+	c := &client{Transport: rest.Transport{Exchange: "binance", BaseURL: srv, HTTP: http.DefaultClient, Now: clk.Now, Log: slog.New(slog.DiscardHandler), Limiter: localstate.NewLimiter(time.Now), MaxWait: time.Second, Backoff: time.Millisecond}, recvWindow: 5000}
 	cred := &exgate.Credential{Key: testKey, Secret: testSecret}
 	ctx := t.Context()
 	if _, err := c.do(ctx, request{ep: epQueryOrder, params: rest.Params{{"symbol", "LTCBTC"}, {"origClientOrderId", "abc"}}, cred: cred}); err != nil {

@@ -232,7 +232,7 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 		Asset:              coin,
 		Status:             exgate.TransferPending,
 		ToAddress:          req.Address,
-		Timestamp:          e.c.now().UnixMilli(),
+		Timestamp:          e.c.Now().UnixMilli(),
 		Network:            networkFromBinance(nw.Network),
 		Tag:                req.Tag,
 		Exchange:           exgate.ExchangeBinance,
@@ -445,7 +445,7 @@ type coins struct {
 
 func (cs *coins) get(ctx context.Context, cred exgate.Credential) (*coinSet, error) {
 	if set := cs.cur.Load(); set != nil {
-		if now := cs.c.now(); now.Sub(set.fetched) > cs.ttl && startRefresh(&cs.nextTry, now) {
+		if now := cs.c.Now(); now.Sub(set.fetched) > cs.ttl && startRefresh(&cs.nextTry, now) {
 			go cs.load(context.WithoutCancel(ctx), cred, set) //nolint:errcheck // logged in load
 		}
 		return set, nil
@@ -464,14 +464,14 @@ func (cs *coins) load(ctx context.Context, cred exgate.Credential, seen *coinSet
 		defer cancel()
 		body, err := cs.c.do(fctx, request{ep: epCoinConfig, cred: &cred})
 		if err != nil {
-			cs.c.log.ErrorContext(fctx, "binance coin configuration load failed", "err", err)
+			cs.c.Log.ErrorContext(fctx, "binance coin configuration load failed", "err", err)
 			return nil, err
 		}
 		set, err := parseCoins(body)
 		if err != nil {
 			return nil, badAnswer(epCoinConfig, err)
 		}
-		set.fetched = cs.c.now()
+		set.fetched = cs.c.Now()
 		cs.cur.Store(set)
 		return set, nil
 	})

@@ -3,14 +3,12 @@ package gateio
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -101,13 +99,7 @@ func (e *apiError) Error() string {
 
 // client builds, signs, paces and sends Gate REST calls.
 type client struct {
-	baseURL string
-	http    *http.Client
-	now     func() time.Time
-	log     *slog.Logger
-	limiter exgate.Limiter
-	maxWait time.Duration
-	backoff time.Duration
+	rest.Transport
 
 	// offset is Gate's clock minus ours, in ms, learned after a
 	// REQUEST_EXPIRED answer.
@@ -117,16 +109,7 @@ type client struct {
 
 // serverNow is our estimate of Gate's clock.
 func (c *client) serverNow() time.Time {
-	return c.now().Add(time.Duration(c.offset.Load()) * time.Millisecond)
-}
-
-// credKey names an account in limiter keys without exposing its API key.
-func credKey(cred *exgate.Credential) string {
-	if cred.ID != 0 {
-		return strconv.FormatInt(cred.ID, 10)
-	}
-	sum := sha256.Sum256([]byte(cred.Key))
-	return "k" + hex.EncodeToString(sum[:8])
+	return c.Now().Add(time.Duration(c.offset.Load()) * time.Millisecond)
 }
 
 // budgetKey returns the limiter key and budget a call counts against.
@@ -134,18 +117,13 @@ func budgetKey(r request) (string, limitSpec) {
 	spec := budgets[r.ep.budget]
 	switch {
 	case r.ep.budget == budgetOrder && r.cred != nil:
-		return "gateio/uid/" + credKey(r.cred) + "/orders/" + r.pair, spec
+		return "gateio/uid/" + rest.AccountKey(r.cred) + "/orders/" + r.pair, spec
 	case r.ep.budget == budgetWithdraw && r.cred != nil:
-		return "gateio/uid/" + credKey(r.cred) + "/withdrawals", spec
+		return "gateio/uid/" + rest.AccountKey(r.cred) + "/withdrawals", spec
 	case r.cred != nil:
-		return "gateio/uid/" + credKey(r.cred) + "/" + r.ep.name, spec
+		return "gateio/uid/" + rest.AccountKey(r.cred) + "/" + r.ep.name, spec
 	}
 	return "gateio/ip/" + r.ep.name, spec
-}
-
-// pacer paces the calls against the budgets in c.limiter.
-func (c *client) pacer() rest.Pacer {
-	return rest.Pacer{Limiter: c.limiter, Now: c.now, MaxWait: c.maxWait, Exchange: "gateio"}
 }
 
 // cost is what the call takes before it is sent.
@@ -170,7 +148,7 @@ func (c *client) do(ctx context.Context, r request) ([]byte, error) {
 		}
 		if ae, ok := errors.AsType[*apiError](err); ok && ae.label == labelRequestExpired && r.ep.private && !resynced {
 			resynced = true
-			c.log.WarnContext(ctx, "gateio timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
+			c.Log.WarnContext(ctx, "gateio timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
 			c.resync(ctx, ae)
 			if !r.ep.write {
 				continue
@@ -182,9 +160,9 @@ func (c *client) do(ctx context.Context, r request) ([]byte, error) {
 			return nil, c.classify(r.ep, err)
 		}
 		retries++
-		d := c.backoff << (retries - 1)
+		d := c.Backoff << (retries - 1)
 		d += rand.N(d/2 + 1) // jitter
-		if werr := rest.Wait(ctx, d, c.maxWait, "gateio retrying a failed read"); werr != nil {
+		if werr := rest.Wait(ctx, d, c.MaxWait, "gateio retrying a failed read"); werr != nil {
 			return nil, c.classify(r.ep, err)
 		}
 	}
@@ -206,12 +184,12 @@ func (c *client) once(ctx context.Context, r request) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &rest.TransportError{Exchange: "gateio", Err: err}
 	}
-	if err := c.pacer().Take(ctx, cost(r)); err != nil {
+	if err := c.Pacer().Take(ctx, cost(r)); err != nil {
 		return nil, err
 	}
 	path := r.path()
 	query := r.params.Encode()
-	u := c.baseURL + path
+	u := c.BaseURL + path
 	if query != "" {
 		u += "?" + query
 	}
@@ -244,7 +222,7 @@ func (c *client) once(ctx context.Context, r request) ([]byte, error) {
 	if !r.expires.IsZero() {
 		req.Header.Set("x-gate-exptime", strconv.FormatInt(r.expires.UnixMilli(), 10))
 	}
-	resp, err := rest.Send(c.http, "gateio", req)
+	resp, err := rest.Send(c.HTTP, "gateio", req)
 	if err != nil {
 		return nil, err
 	}
@@ -316,11 +294,11 @@ func (c *client) backOff(ctx context.Context, r request, ae *apiError, h http.He
 		}
 	}
 	ae.retryAfter = d
-	until := c.now().Add(d)
-	if err := c.limiter.Pause(ctx, key, until); err != nil {
-		c.log.ErrorContext(ctx, "gateio pause not recorded", "key", key, "err", err)
+	until := c.Now().Add(d)
+	if err := c.Limiter.Pause(ctx, key, until); err != nil {
+		c.Log.ErrorContext(ctx, "gateio pause not recorded", "key", key, "err", err)
 	}
-	c.log.WarnContext(ctx, "gateio rate limit answer; pausing", "status", ae.status, "label", ae.label, "key", key, "until", until)
+	c.Log.WarnContext(ctx, "gateio rate limit answer; pausing", "status", ae.status, "label", ae.label, "key", key, "until", until)
 }
 
 // resetTime reads X-Gate-RateLimit-Reset-Timestamp (Unix seconds; some
@@ -353,12 +331,12 @@ func (c *client) observe(ctx context.Context, r request, h http.Header) {
 		return
 	}
 	key, _ := budgetKey(r)
-	until := c.now().Add(w)
-	if err := c.limiter.Pause(ctx, key, until); err != nil {
-		c.log.ErrorContext(ctx, "gateio pause not recorded", "key", key, "err", err)
+	until := c.Now().Add(w)
+	if err := c.Limiter.Pause(ctx, key, until); err != nil {
+		c.Log.ErrorContext(ctx, "gateio pause not recorded", "key", key, "err", err)
 		return
 	}
-	c.log.WarnContext(ctx, "gateio budget used up; pausing until the window turns", "key", key, "until", until)
+	c.Log.WarnContext(ctx, "gateio budget used up; pausing until the window turns", "key", key, "until", until)
 }
 
 // resync learns the clock offset from GET /spot/time (milliseconds);
@@ -368,19 +346,19 @@ func (c *client) resync(ctx context.Context, ae *apiError) {
 	ch := c.group.DoChan("time", func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		t0 := c.now()
+		t0 := c.Now()
 		body, err := c.once(ctx, request{ep: epTime})
 		if err != nil {
 			return nil, err
 		}
-		t1 := c.now()
+		t1 := c.Now()
 		ms, err := parseServerTime(body)
 		if err != nil {
 			return nil, err
 		}
 		mid := t0.Add(t1.Sub(t0) / 2)
 		c.offset.Store(ms - mid.UnixMilli())
-		c.log.InfoContext(ctx, "gateio clock offset learned", "offsetMs", c.offset.Load())
+		c.Log.InfoContext(ctx, "gateio clock offset learned", "offsetMs", c.offset.Load())
 		return nil, nil
 	})
 	var err error
@@ -394,11 +372,11 @@ func (c *client) resync(ctx context.Context, ae *apiError) {
 		return
 	}
 	if !ae.date.IsZero() {
-		c.offset.Store(ae.date.Add(500*time.Millisecond).UnixMilli() - c.now().UnixMilli())
-		c.log.WarnContext(ctx, "gateio clock offset taken from the Date header", "offsetMs", c.offset.Load(), "timeErr", err)
+		c.offset.Store(ae.date.Add(500*time.Millisecond).UnixMilli() - c.Now().UnixMilli())
+		c.Log.WarnContext(ctx, "gateio clock offset taken from the Date header", "offsetMs", c.offset.Load(), "timeErr", err)
 		return
 	}
-	c.log.ErrorContext(ctx, "gateio clock offset not learned", "err", err)
+	c.Log.ErrorContext(ctx, "gateio clock offset not learned", "err", err)
 }
 
 // parseServerTime reads {"server_time": ms}.

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
-	"github.com/exgate/exgate/localstate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // DefaultBaseURL is Gate's production REST host; the adapter appends
@@ -65,45 +65,20 @@ var _ exgate.Exchange = (*Exchange)(nil)
 
 // New returns an adapter configured by opts.
 func New(opts Options) *Exchange {
-	if opts.BaseURL == "" {
-		opts.BaseURL = DefaultBaseURL
-	}
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Limiter == nil {
-		opts.Limiter = localstate.NewLimiter(opts.Now)
-	}
+	t := rest.Transport{Exchange: "gateio", BaseURL: opts.BaseURL, HTTP: opts.HTTPClient, Now: opts.Now, Log: opts.Logger,
+		Limiter: opts.Limiter, MaxWait: opts.MaxWait, Backoff: opts.RetryBackoff}.WithDefaults(DefaultBaseURL)
+	// The API prefix is part of every request path.
+	t.BaseURL = strings.TrimRight(strings.TrimSuffix(t.BaseURL, apiPrefix), "/")
 	if opts.MarketsTTL <= 0 {
 		opts.MarketsTTL = 10 * time.Minute
 	}
 	if opts.ChainsTTL <= 0 {
 		opts.ChainsTTL = 10 * time.Minute
 	}
-	if opts.MaxWait <= 0 {
-		opts.MaxWait = 10 * time.Second
-	}
-	if opts.RetryBackoff <= 0 {
-		opts.RetryBackoff = 200 * time.Millisecond
-	}
-	c := &client{
-		baseURL: strings.TrimRight(strings.TrimSuffix(strings.TrimRight(opts.BaseURL, "/"), apiPrefix), "/"),
-		http:    opts.HTTPClient,
-		now:     opts.Now,
-		log:     opts.Logger,
-		limiter: opts.Limiter,
-		maxWait: opts.MaxWait,
-		backoff: opts.RetryBackoff,
-	}
+	c := &client{Transport: t}
 	return &Exchange{
 		c:       c,
-		log:     opts.Logger,
+		log:     t.Log,
 		markets: &markets{c: c, ttl: opts.MarketsTTL, minRefresh: time.Minute},
 		chains:  &chainCache{c: c, ttl: opts.ChainsTTL, entries: map[string]*chainEntry{}},
 	}

@@ -497,7 +497,7 @@ func (e *Exchange) normalizeOrder(p *pair, o orderJSON, id string, qty decimal.D
 	}
 	out.OpenAt = o.createdMillis
 	if out.OpenAt == 0 {
-		out.OpenAt = e.c.now().UnixMilli()
+		out.OpenAt = e.c.Now().UnixMilli()
 	}
 	out.CloseAt = out.OpenAt
 	if out.Status != exgate.OrderPending && o.updatedMillis > out.OpenAt {

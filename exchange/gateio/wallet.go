@@ -242,7 +242,7 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 		out.Tag = strings.TrimSpace(req.Tag)
 	}
 	if out.Timestamp == 0 {
-		out.Timestamp = e.c.now().UnixMilli()
+		out.Timestamp = e.c.Now().UnixMilli()
 	}
 	return out, nil
 }
@@ -435,7 +435,7 @@ func (cc *chainCache) get(ctx context.Context, asset string) ([]chainJSON, error
 	cc.mu.Lock()
 	ent := cc.entries[asset]
 	cc.mu.Unlock()
-	if ent != nil && cc.c.now().Sub(ent.fetched) <= cc.ttl {
+	if ent != nil && cc.c.Now().Sub(ent.fetched) <= cc.ttl {
 		return ent.chains, nil
 	}
 	ch := cc.group.DoChan(asset, func() (any, error) {
@@ -452,13 +452,13 @@ func (cc *chainCache) get(ctx context.Context, asset string) ([]chainJSON, error
 			return nil, badAnswer(epChains, err)
 		}
 		cc.mu.Lock()
-		cc.entries[asset] = &chainEntry{chains: rows, fetched: cc.c.now()}
+		cc.entries[asset] = &chainEntry{chains: rows, fetched: cc.c.Now()}
 		cc.mu.Unlock()
 		return rows, nil
 	})
 	rows, err := rest.Await[[]chainJSON](ctx, ch, "gateio chains of "+asset)
 	if err != nil && ent != nil {
-		cc.c.log.WarnContext(ctx, "gateio chains not refreshed; using the cached list", "asset", asset, "err", err)
+		cc.c.Log.WarnContext(ctx, "gateio chains not refreshed; using the cached list", "asset", asset, "err", err)
 		return ent.chains, nil
 	}
 	return rows, err

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -82,17 +81,11 @@ const publicPaceKey = "kraken:public"
 
 // client sends requests to Kraken's REST API.
 type client struct {
-	baseURL    string
-	http       *http.Client
-	now        func() time.Time
-	log        *slog.Logger
-	limiter    exgate.Limiter
-	nonces     Nonces
-	tier       Tier
-	retryDelay time.Duration
-	maxWait    time.Duration
-	locks      keyLocks
-	shared     KeyLocks // nil: calls are serialized in this process only
+	rest.Transport
+	nonces Nonces
+	tier   Tier
+	locks  keyLocks
+	shared KeyLocks // nil: calls are serialized in this process only
 }
 
 // statusError is an answer with an HTTP status other than 200 (Kraken
@@ -148,12 +141,12 @@ func parseEnvelope(body []byte) (json.RawMessage, error) {
 
 // public calls GET /0/public/<method> and decodes the result into out.
 func (c *client) public(ctx context.Context, method string, q url.Values, out any) error {
-	u := c.baseURL + "/0/public/" + method
+	u := c.BaseURL + "/0/public/" + method
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
 	err := c.withRetries(ctx, kindRead, func() error {
-		if err := c.pacer().Take(ctx, rest.Budget{Key: publicPaceKey, Cost: 1, Limit: publicLimit, What: "public call budget"}); err != nil {
+		if err := c.Pacer().Take(ctx, rest.Budget{Key: publicPaceKey, Cost: 1, Limit: publicLimit, What: "public call budget"}); err != nil {
 			return err
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -192,7 +185,7 @@ func (c *client) private(ctx context.Context, cred exgate.Credential, method str
 	}
 	path := "/0/private/" + method
 	err := c.withRetries(ctx, kind, func() error {
-		if err := c.pacer().Take(ctx, rest.Budget{Key: paceKey, Cost: 1, Limit: limit, What: "call counter of this key"}); err != nil {
+		if err := c.Pacer().Take(ctx, rest.Budget{Key: paceKey, Cost: 1, Limit: limit, What: "call counter of this key"}); err != nil {
 			return err
 		}
 		unlock, err := c.locks.lock(ctx, cred.Key)
@@ -211,7 +204,7 @@ func (c *client) private(ctx context.Context, cred exgate.Credential, method str
 			}
 			defer unlockShared()
 		}
-		nonce, err := c.nonces.Next(ctx, "kraken:"+cred.Key, c.now().UnixMicro())
+		nonce, err := c.nonces.Next(ctx, "kraken:"+cred.Key, c.Now().UnixMicro())
 		if err != nil {
 			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "kraken: cannot allocate a nonce; nothing was sent", RetryAfter: time.Second, Err: err}
 		}
@@ -226,7 +219,7 @@ func (c *client) private(ctx context.Context, cred exgate.Credential, method str
 		if err != nil {
 			return err
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL+path, strings.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+path, strings.NewReader(body))
 		if err != nil {
 			return err
 		}
@@ -266,7 +259,7 @@ func decodeResult(body []byte, out any) error {
 
 // do sends req and returns the body of a 200 answer.
 func (c *client) do(req *http.Request) ([]byte, error) {
-	resp, err := rest.Send(c.http, "kraken", req)
+	resp, err := rest.Send(c.HTTP, "kraken", req)
 	if err != nil {
 		return nil, err
 	}
@@ -317,18 +310,11 @@ func (c *client) withRetries(ctx context.Context, kind callKind, attempt func() 
 		if err == nil || i >= tries || !retryable(err) || ctx.Err() != nil {
 			return err
 		}
-		d := c.retryDelay*time.Duration(i) + rand.N(c.retryDelay/2+1)
-		if werr := rest.Wait(ctx, d, c.maxWait, "kraken retrying a failed read"); werr != nil {
+		d := c.Backoff*time.Duration(i) + rand.N(c.Backoff/2+1)
+		if werr := rest.Wait(ctx, d, c.MaxWait, "kraken retrying a failed read"); werr != nil {
 			return err
 		}
 	}
-}
-
-// pacer paces the calls against the budgets in c.limiter: Kraken's call
-// counter per API key, its trading counter per key and pair, and the
-// public budget per IP.
-func (c *client) pacer() rest.Pacer {
-	return rest.Pacer{Limiter: c.limiter, Now: c.now, MaxWait: c.maxWait, Exchange: "kraken"}
 }
 
 // classify turns a failed call into an *exgate.Error. An order or
@@ -404,7 +390,7 @@ func (c *client) apiErrorToExgate(ctx context.Context, kind callKind, paceKey st
 		backoff = time.Duration(rule.drain) * limit.Period / time.Duration(limit.Rate)
 	}
 	if t := throttledUntil(msg); !t.IsZero() {
-		backoff = max(t.Sub(c.now()), time.Second)
+		backoff = max(t.Sub(c.Now()), time.Second)
 	}
 	if backoff > 0 {
 		xe.RetryAfter = backoff
@@ -418,8 +404,8 @@ func (c *client) apiErrorToExgate(ctx context.Context, kind callKind, paceKey st
 // pause stops calls for key for d; a failure is only logged (the answer
 // already says to back off).
 func (c *client) pause(ctx context.Context, key string, d time.Duration) {
-	if err := c.limiter.Pause(context.WithoutCancel(ctx), key, c.now().Add(d)); err != nil {
-		c.log.WarnContext(ctx, "kraken: cannot record pause", "key", key, "err", err)
+	if err := c.Limiter.Pause(context.WithoutCancel(ctx), key, c.Now().Add(d)); err != nil {
+		c.Log.WarnContext(ctx, "kraken: cannot record pause", "key", key, "err", err)
 	}
 }
 
@@ -430,7 +416,7 @@ func (c *client) pause(ctx context.Context, key string, d time.Duration) {
 // the other instances for at most that long.
 func (c *client) lockTTL(ctx context.Context) time.Duration {
 	const margin = 2 * time.Second
-	limit := c.http.Timeout
+	limit := c.HTTP.Timeout
 	if limit <= 0 {
 		limit = 30 * time.Second
 	}

@@ -18,13 +18,13 @@ package kraken
 import (
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 	"github.com/exgate/exgate/localstate"
 )
 
@@ -90,21 +90,8 @@ var _ exgate.Exchange = (*Exchange)(nil)
 
 // New returns a Kraken adapter.
 func New(opts Options) *Exchange {
-	if opts.BaseURL == "" {
-		opts.BaseURL = DefaultBaseURL
-	}
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Limiter == nil {
-		opts.Limiter = localstate.NewLimiter(opts.Now)
-	}
+	t := rest.Transport{Exchange: "kraken", BaseURL: opts.BaseURL, HTTP: opts.HTTPClient, Now: opts.Now, Log: opts.Logger,
+		Limiter: opts.Limiter, MaxWait: opts.MaxWait, Backoff: opts.RetryDelay}.WithDefaults(DefaultBaseURL)
 	if opts.Nonces == nil {
 		opts.Nonces = localstate.NewNonces()
 	}
@@ -114,27 +101,11 @@ func New(opts Options) *Exchange {
 	if opts.MarketsTTL <= 0 {
 		opts.MarketsTTL = defaultMarketsTTL
 	}
-	if opts.RetryDelay <= 0 {
-		opts.RetryDelay = 200 * time.Millisecond
-	}
-	if opts.MaxWait <= 0 {
-		opts.MaxWait = 10 * time.Second
-	}
 	return &Exchange{
-		c: &client{
-			baseURL:    strings.TrimRight(opts.BaseURL, "/"),
-			http:       opts.HTTPClient,
-			now:        opts.Now,
-			log:        opts.Logger,
-			limiter:    opts.Limiter,
-			nonces:     opts.Nonces,
-			shared:     opts.KeyLocks,
-			tier:       opts.Tier,
-			retryDelay: opts.RetryDelay,
-			maxWait:    opts.MaxWait,
-		},
-		now:        opts.Now,
-		log:        opts.Logger,
+		c: &client{Transport: t, nonces: opts.Nonces, shared: opts.KeyLocks, tier: opts.Tier},
+
+		now:        t.Now,
+		log:        t.Log,
 		marketsTTL: opts.MarketsTTL,
 	}
 }
