@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -37,9 +36,6 @@ const (
 	second = time.Second
 	minute = time.Minute
 
-	// maxReadRetries is how many more times an idempotent read is sent
-	// after a connection error or a 5xx answer.
-	maxReadRetries = 2
 	// maxBody caps an answer read into memory; exchangeInfo of every
 	// symbol is the largest answer (several MB).
 	maxBody = 64 << 20
@@ -176,7 +172,7 @@ func (c *client) budgets(r request) []rest.Budget {
 // the clock offset and sends the call once more: Binance checks the
 // timestamp before it forwards a request to the matching engine, so a call
 // refused with -1021 was not executed (rest-api.md, "Timing security").
-// Reads are retried up to maxReadRetries more times on connection errors
+// Reads are retried up to rest.ReadRetries more times on connection errors
 // and 5xx answers; writes never are. Errors are *exgate.Error.
 func (c *client) do(ctx context.Context, r request) ([]byte, error) {
 	text, err := c.doText(ctx, r)
@@ -190,31 +186,25 @@ func (c *client) do(ctx context.Context, r request) ([]byte, error) {
 // depth): they are read straight into a string, whose substrings the
 // scanner returns, without a copy of the answer.
 func (c *client) doText(ctx context.Context, r request) (string, error) {
+	var body string
 	resynced := false
-	retries := 0
-	for {
-		body, err := c.once(ctx, r)
-		if err == nil {
-			return body, nil
-		}
+	err := c.Retry(ctx, r.ep.write, retryable, func() error {
+		var err error
+		body, err = c.once(ctx, r)
 		if ae, ok := errors.AsType[*apiError](err); ok && ae.code == codeInvalidTime && r.ep.signed && !resynced {
 			resynced = true
 			c.Log.WarnContext(ctx, "binance timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
 			if serr := c.syncTime(ctx); serr != nil {
-				return "", c.classify(epTime, serr)
+				return c.classify(epTime, serr)
 			}
-			continue
+			return rest.ErrAgain
 		}
-		if r.ep.write || retries >= maxReadRetries || !retryable(err) {
-			return "", c.classify(r.ep, err)
-		}
-		retries++
-		d := c.Backoff << (retries - 1)
-		d += rand.N(d/2 + 1) // jitter
-		if werr := rest.Wait(ctx, d, c.MaxWait, "binance retrying a failed read"); werr != nil {
-			return "", c.classify(r.ep, err)
-		}
+		return err
+	})
+	if err != nil {
+		return "", c.classify(r.ep, err)
 	}
+	return body, nil
 }
 
 // retryable reports whether a failed read may be sent again.

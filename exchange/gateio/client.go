@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -52,9 +51,6 @@ func sign(secret, method, path, query string, body []byte, timestamp string) str
 }
 
 const (
-	// maxReadRetries is how many more times an idempotent read is sent
-	// after a connection error or a 5xx answer.
-	maxReadRetries = 2
 	// maxBody caps an answer read into memory; the list of every
 	// currency pair is the largest (a few MB).
 	maxBody = 32 << 20
@@ -135,37 +131,31 @@ func cost(r request) rest.Budget {
 // do sends the call. A REQUEST_EXPIRED answer (Timestamp more than 60 s
 // from Gate's clock) resynchronizes the clock offset; a read is then sent
 // once more, a write is not (Gate refused it before acting on it, so the
-// caller may send it again). Reads are retried up to maxReadRetries more
+// caller may send it again). Reads are retried up to rest.ReadRetries more
 // times on connection errors and 5xx answers; writes never are. Errors
 // are *exgate.Error, wrapping the *apiError when Gate answered.
 func (c *client) do(ctx context.Context, r request) ([]byte, error) {
+	var body []byte
 	resynced := false
-	retries := 0
-	for {
-		body, err := c.once(ctx, r)
-		if err == nil {
-			return body, nil
-		}
+	err := c.Retry(ctx, r.ep.write, retryable, func() error {
+		var err error
+		body, err = c.once(ctx, r)
 		if ae, ok := errors.AsType[*apiError](err); ok && ae.label == labelRequestExpired && r.ep.private && !resynced {
 			resynced = true
 			c.Log.WarnContext(ctx, "gateio timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
 			c.resync(ctx, ae)
 			if !r.ep.write {
-				continue
+				return rest.ErrAgain
 			}
-			return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, RetryAfter: time.Second,
+			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, RetryAfter: time.Second,
 				Detail: "gateio refused the " + r.ep.name + " request's timestamp (not executed); the clock was resynchronized, send it again", Err: err}
 		}
-		if r.ep.write || retries >= maxReadRetries || !retryable(err) {
-			return nil, c.classify(r.ep, err)
-		}
-		retries++
-		d := c.Backoff << (retries - 1)
-		d += rand.N(d/2 + 1) // jitter
-		if werr := rest.Wait(ctx, d, c.MaxWait, "gateio retrying a failed read"); werr != nil {
-			return nil, c.classify(r.ep, err)
-		}
+		return err
+	})
+	if err != nil {
+		return nil, c.classify(r.ep, err)
 	}
+	return body, nil
 }
 
 // retryable reports whether a failed read may be sent again.

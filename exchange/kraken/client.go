@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -145,7 +144,7 @@ func (c *client) public(ctx context.Context, method string, q url.Values, out an
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
-	err := c.withRetries(ctx, kindRead, func() error {
+	err := c.Retry(ctx, false, retryable, func() error {
 		if err := c.Pacer().Take(ctx, rest.Budget{Key: publicPaceKey, Cost: 1, Limit: publicLimit, What: "public call budget"}); err != nil {
 			return err
 		}
@@ -184,7 +183,7 @@ func (c *client) private(ctx context.Context, cred exgate.Credential, method str
 		paceKey, limit = "kraken:trade:"+cred.Key+":"+pair, tradingCounter[c.tier]
 	}
 	path := "/0/private/" + method
-	err := c.withRetries(ctx, kind, func() error {
+	err := c.Retry(ctx, kind.mutation(), retryable, func() error {
 		if err := c.Pacer().Take(ctx, rest.Budget{Key: paceKey, Cost: 1, Limit: limit, What: "call counter of this key"}); err != nil {
 			return err
 		}
@@ -295,26 +294,6 @@ func retryable(err error) bool {
 		return strings.HasPrefix(ae.messages[0], "EAPI:Invalid nonce")
 	}
 	return false
-}
-
-// withRetries runs attempt once for a mutation, and up to three times for
-// a read while it fails with a retryable error, with jittered backoff that
-// fits before the ctx deadline.
-func (c *client) withRetries(ctx context.Context, kind callKind, attempt func() error) error {
-	tries := 1
-	if kind == kindRead {
-		tries = 3
-	}
-	for i := 1; ; i++ {
-		err := attempt()
-		if err == nil || i >= tries || !retryable(err) || ctx.Err() != nil {
-			return err
-		}
-		d := c.Backoff*time.Duration(i) + rand.N(c.Backoff/2+1)
-		if werr := rest.Wait(ctx, d, c.MaxWait, "kraken retrying a failed read"); werr != nil {
-			return err
-		}
-	}
 }
 
 // classify turns a failed call into an *exgate.Error. An order or
