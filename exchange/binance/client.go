@@ -406,11 +406,8 @@ func (c *client) syncTime(ctx context.Context) error {
 // execution status is unknown) is EXCHANGE_TIMEOUT, never a failure: the
 // gateway then reconciles by client id.
 func (c *client) classify(ep endpoint, err error) *exgate.Error {
-	if e, ok := errors.AsType[*exgate.Error](err); ok {
+	if e, ok := rest.Classify(err, ep.name, ep.write); ok {
 		return e
-	}
-	if te, ok := errors.AsType[*rest.TransportError](err); ok {
-		return te.Problem(ep.name, ep.write)
 	}
 	ae, ok := errors.AsType[*apiError](err)
 	if !ok {

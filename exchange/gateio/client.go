@@ -386,11 +386,8 @@ func parseServerTime(body []byte) (int64, error) {
 // EXCHANGE_TIMEOUT, never a failure: the gateway then reconciles by client
 // id.
 func (c *client) classify(ep endpoint, err error) *exgate.Error {
-	if e, ok := errors.AsType[*exgate.Error](err); ok {
+	if e, ok := rest.Classify(err, ep.name, ep.write); ok {
 		return e
-	}
-	if te, ok := errors.AsType[*rest.TransportError](err); ok {
-		return te.Problem(ep.name, ep.write)
 	}
 	ae, ok := errors.AsType[*apiError](err)
 	if !ok {

@@ -301,18 +301,15 @@ func retryable(err error) bool {
 // written, 5xx, unparseable answer, a Kraken internal error) is
 // EXCHANGE_TIMEOUT. Rate-limit answers pause paceKey.
 func (c *client) classify(ctx context.Context, kind callKind, paceKey string, limit exgate.RateLimit, method string, err error) error {
-	if xe, ok := errors.AsType[*exgate.Error](err); ok {
+	if xe, ok := rest.Classify(err, method, kind.mutation()); ok {
 		return xe
 	}
 	var (
-		te *rest.TransportError
 		se *statusError
 		ae *apiError
 		de *decodeError
 	)
 	switch {
-	case errors.As(err, &te):
-		return te.Problem(method, kind.mutation())
 	case errors.As(err, &se):
 		if se.status == http.StatusTooManyRequests {
 			ra := se.retryAfter

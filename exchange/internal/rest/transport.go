@@ -96,3 +96,17 @@ func (e *TransportError) Problem(call string, write bool) *exgate.Error {
 	}
 	return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: e.Exchange + " is unreachable; the " + call + " request was not sent", RetryAfter: time.Second, Err: e}
 }
+
+// Classify is where every adapter's error mapping starts: an *exgate.Error
+// is the answer already, a *TransportError is TransportError.Problem.
+// Anything else (ok false) is the exchange's own answer, for the adapter's
+// tables.
+func Classify(err error, call string, write bool) (e *exgate.Error, ok bool) {
+	if e, ok := errors.AsType[*exgate.Error](err); ok {
+		return e, true
+	}
+	if te, ok := errors.AsType[*TransportError](err); ok {
+		return te.Problem(call, write), true
+	}
+	return nil, false
+}
