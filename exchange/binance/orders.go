@@ -38,8 +38,8 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 	if !clientIDPattern.MatchString(req.ClientOrderID) {
 		return exgate.Order{}, exgate.ParamError("clientOrderId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client order id")
 	}
-	if req.Side != exgate.SideBuy && req.Side != exgate.SideSell {
-		return exgate.Order{}, exgate.ParamError("side", "side must be BUY or SELL")
+	if err := rest.CheckOrder(req); err != nil {
+		return exgate.Order{}, err
 	}
 	mk, err := e.markets.lookup(ctx, req.Symbol)
 	if err != nil {

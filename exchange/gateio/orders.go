@@ -56,11 +56,8 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 	if !clientIDPattern.MatchString(req.ClientOrderID) {
 		return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
 	}
-	if req.Side != exgate.SideBuy && req.Side != exgate.SideSell {
-		return exgate.Order{}, exgate.ParamError("side", "side must be BUY or SELL")
-	}
-	if req.QuantityIn != exgate.InBase && req.QuantityIn != exgate.InQuote {
-		return exgate.Order{}, exgate.ParamError("quantityIn", "quantityIn must be asset1 or asset2")
+	if err := rest.CheckOrder(req); err != nil {
+		return exgate.Order{}, err
 	}
 	p, err := e.markets.lookup(ctx, req.Symbol)
 	if err != nil {

@@ -28,6 +28,9 @@ type orderPlan struct {
 // retried. BUY by quote uses Kraken's viqc flag; SELL by quote is converted
 // to a base volume against the live bids.
 func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest) (exgate.Order, error) {
+	if err := rest.CheckOrder(req); err != nil {
+		return exgate.Order{}, err
+	}
 	m, err := e.loadMarkets(ctx)
 	if err != nil {
 		return exgate.Order{}, err
