@@ -11,8 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exgate/exgate"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/exgate/exgate"
 )
 
 // Exchange wraps an exchange so that concurrent identical RecentKlines and
@@ -86,30 +87,21 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 	return a.klines, nil
 }
 
-// klinesAppender is an adapter that converts its klines answer straight
-// into the API's JSON.
-type klinesAppender interface {
-	AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error)
-}
+var _ exgate.KlinesAppender = (*Exchange)(nil)
 
-// RecentKlinesJSON is RecentKlines already encoded as the API answers it.
-// An adapter that converts to JSON itself is asked for JSON (in a call
-// shared by identical JSON requests only).
-func (e *Exchange) RecentKlinesJSON(ctx context.Context, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error) {
-	var a *answer
-	var err error
-	if app, ok := e.Exchange.(klinesAppender); ok {
-		a, err = e.do(ctx, "j"+klineKey(req), func(ctx context.Context) (*answer, error) {
-			b, err := app.AppendRecentKlinesJSON(ctx, nil, cred, req)
-			return &answer{json: b}, err
-		})
-	} else {
-		a, err = e.klines(ctx, cred, req)
-	}
+// AppendRecentKlinesJSON appends RecentKlines' answer encoded as the API
+// answers it: identical concurrent requests share one upstream call and
+// one encoding (the adapter's own, when it is an exgate.KlinesAppender),
+// which each caller copies into its own buffer.
+func (e *Exchange) AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error) {
+	a, err := e.do(ctx, "j"+klineKey(req), func(ctx context.Context) (*answer, error) {
+		b, err := exgate.AppendRecentKlinesJSON(ctx, e.Exchange, nil, cred, req)
+		return &answer{json: b}, err
+	})
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	return a.encoded(), nil
+	return append(dst, a.encoded()...), nil
 }
 
 func (e *Exchange) klines(ctx context.Context, cred exgate.Credential, req exgate.KlineRequest) (*answer, error) {
