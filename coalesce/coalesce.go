@@ -11,8 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exgate/exgate"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/exgate/exgate"
 )
 
 // Exchange wraps an exchange so that concurrent identical RecentKlines and
@@ -86,30 +87,21 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 	return a.klines, nil
 }
 
-// klinesAppender is an adapter that converts its klines answer straight
-// into the API's JSON.
-type klinesAppender interface {
-	AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error)
-}
+var _ exgate.KlinesAppender = (*Exchange)(nil)
 
-// RecentKlinesJSON is RecentKlines already encoded as the API answers it.
-// An adapter that converts to JSON itself is asked for JSON (in a call
-// shared by identical JSON requests only).
-func (e *Exchange) RecentKlinesJSON(ctx context.Context, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error) {
-	var a *answer
-	var err error
-	if app, ok := e.Exchange.(klinesAppender); ok {
-		a, err = e.do(ctx, "j"+klineKey(req), func(ctx context.Context) (*answer, error) {
-			b, err := app.AppendRecentKlinesJSON(ctx, nil, cred, req)
-			return &answer{json: b}, err
-		})
-	} else {
-		a, err = e.klines(ctx, cred, req)
-	}
+// AppendRecentKlinesJSON appends RecentKlines' answer encoded as the API
+// answers it: identical concurrent requests share one upstream call and
+// one encoding (the adapter's own, when it is an exgate.KlinesAppender),
+// which each caller copies into its own buffer.
+func (e *Exchange) AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error) {
+	a, err := e.do(ctx, "j"+klineKey(req), func(ctx context.Context) (*answer, error) {
+		b, err := exgate.AppendRecentKlinesJSON(ctx, e.Exchange, nil, cred, req)
+		return &answer{json: b}, err
+	})
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	return a.encoded(), nil
+	return append(dst, a.encoded()...), nil
 }
 
 func (e *Exchange) klines(ctx context.Context, cred exgate.Credential, req exgate.KlineRequest) (*answer, error) {
@@ -147,9 +139,16 @@ func (e *Exchange) book(ctx context.Context, cred exgate.Credential, req exgate.
 	})
 }
 
+// maxCall bounds a shared call whose starter has no deadline.
+const maxCall = 30 * time.Second
+
 // do runs fn once per key among concurrent callers. The shared call is not
 // cancelled when the caller that started it goes away (others may still
-// wait for it); each caller stops waiting at its own deadline.
+// wait for it), but it keeps that caller's deadline: the adapter's pacing
+// refuses a wait that does not fit before it (503 EXCHANGE_UNAVAILABLE
+// with Retry-After, shared by every caller) instead of holding the call
+// past the deadline, when the callers could only be told 504. Each caller
+// stops waiting at its own deadline.
 func (e *Exchange) do(ctx context.Context, key string, fn func(context.Context) (*answer, error)) (*answer, error) {
 	if e.maxAge > 0 {
 		if a, ok := e.cache.get(key, e.now()); ok {
@@ -157,7 +156,11 @@ func (e *Exchange) do(ctx context.Context, key string, fn func(context.Context) 
 		}
 	}
 	ch := e.group.DoChan(key, func() (any, error) {
-		callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		deadline, ok := ctx.Deadline()
+		if !ok {
+			deadline = time.Now().Add(maxCall)
+		}
+		callCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 		defer cancel()
 		a, err := fn(callCtx)
 		if err != nil {
@@ -170,11 +173,20 @@ func (e *Exchange) do(ctx context.Context, key string, fn func(context.Context) 
 	})
 	select {
 	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		return r.Val.(*answer), nil
+		return result(r)
 	case <-ctx.Done():
+		select {
+		case r := <-ch: // the shared call ended at the same deadline
+			return result(r)
+		default:
+		}
 		return nil, exgate.Errorf(exgate.CodeExchangeTimeout, "no market data from the exchange before the request's deadline")
 	}
+}
+
+func result(r singleflight.Result) (*answer, error) {
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	return r.Val.(*answer), nil
 }

@@ -158,17 +158,20 @@ func TestJSONIsEncodedOnceAndMatches(t *testing.T) {
 	close(up.release)
 	ex := coalesce.New(up, coalesce.Options{MaxAge: time.Minute})
 	req := exgate.KlineRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Interval: exgate.Interval1m, Limit: 3}
-	a, err := ex.RecentKlinesJSON(t.Context(), exgate.Credential{}, req)
+	a, err := ex.AppendRecentKlinesJSON(t.Context(), nil, exgate.Credential{}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := ex.RecentKlinesJSON(t.Context(), exgate.Credential{}, req)
+	b, _ := ex.AppendRecentKlinesJSON(t.Context(), []byte("x"), exgate.Credential{}, req)
+	if c := up.calls.Load(); c != 1 {
+		t.Errorf("%d upstream calls for an answer kept for a minute, want 1", c)
+	}
+	if string(b) != "x"+string(a) {
+		t.Errorf("appended %s to x, want x%s", b, a)
+	}
 	ks, _ := ex.RecentKlines(t.Context(), exgate.Credential{}, req)
 	if want := exgate.AppendKlinesJSON(nil, ks); string(a) != string(want) {
 		t.Fatalf("JSON %s, want %s", a, want)
-	}
-	if &a[0] != &b[0] {
-		t.Error("the shared answer was encoded twice")
 	}
 	breq := exgate.OrderBookRequest{Symbol: req.Symbol, Limit: 2}
 	bj, _ := ex.OrderBookJSON(t.Context(), exgate.Credential{}, breq)
@@ -206,7 +209,7 @@ func TestJSONFromTheAdapter(t *testing.T) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			b, err := ex.RecentKlinesJSON(t.Context(), exgate.Credential{}, req)
+			b, err := ex.AppendRecentKlinesJSON(t.Context(), nil, exgate.Credential{}, req)
 			if err != nil {
 				t.Error(err)
 			}
@@ -227,5 +230,46 @@ func TestJSONFromTheAdapter(t *testing.T) {
 	}
 	if ks, err := ex.RecentKlines(t.Context(), exgate.Credential{}, req); err != nil || len(ks) != 3 {
 		t.Errorf("RecentKlines: %d klines, %v", len(ks), err)
+	}
+}
+
+// pacedMarket refuses, as an adapter's pacing does, a wait for its budget
+// that would not end before the call's deadline, and otherwise holds the
+// call for the wait.
+type pacedMarket struct {
+	exgate.Exchange
+	wait time.Duration
+}
+
+func (p *pacedMarket) RecentKlines(ctx context.Context, _ exgate.Credential, req exgate.KlineRequest) ([]exgate.Kline, error) {
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < p.wait {
+		return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "budget in use", RetryAfter: p.wait}
+	}
+	select {
+	case <-time.After(p.wait):
+		return make([]exgate.Kline, req.Limit), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestPacingPastTheDeadlineIsUnavailable: the shared call keeps the
+// deadline of the request that started it, so pacing that cannot finish
+// before it says so (503 with Retry-After) instead of the request ending in
+// 504 EXCHANGE_TIMEOUT while the call still waits for its budget.
+func TestPacingPastTheDeadlineIsUnavailable(t *testing.T) {
+	ex := coalesce.New(&pacedMarket{wait: time.Second}, coalesce.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	req := exgate.KlineRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Interval: exgate.Interval1m, Limit: 5}
+	for _, call := range []func() error{
+		func() error { _, err := ex.RecentKlines(ctx, exgate.Credential{}, req); return err },
+		func() error { _, err := ex.AppendRecentKlinesJSON(ctx, nil, exgate.Credential{}, req); return err },
+	} {
+		err := call()
+		e, ok := errors.AsType[*exgate.Error](err)
+		if !ok || e.Code != exgate.CodeExchangeUnavailable || e.RetryAfter != time.Second {
+			t.Fatalf("err = %v; want EXCHANGE_UNAVAILABLE with Retry-After 1s", err)
+		}
 	}
 }

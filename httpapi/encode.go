@@ -9,32 +9,12 @@ import (
 	"github.com/exgate/exgate"
 )
 
-// klinesEncoder is an exchange (the coalescing wrapper) that can answer
-// with klines already encoded, shared by every request it coalesced.
-type klinesEncoder interface {
-	RecentKlinesJSON(ctx context.Context, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error)
-}
-
-// klinesAppender is an exchange (an adapter) that converts its answer
-// straight into the API's JSON, into the caller's buffer.
-type klinesAppender interface {
-	AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error)
-}
-
 // bookEncoder is the same for order books.
 type bookEncoder interface {
 	OrderBookJSON(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) ([]byte, error)
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
-
-func (s *Server) writeKlines(w http.ResponseWriter, klines []exgate.Kline) {
-	bp := bufPool.Get().(*[]byte)
-	b := exgate.AppendKlinesJSON((*bp)[:0], klines)
-	writeRaw(w, b)
-	*bp = b
-	bufPool.Put(bp)
-}
 
 func (s *Server) writeBook(w http.ResponseWriter, book exgate.OrderBook) {
 	bp := bufPool.Get().(*[]byte)

@@ -4,8 +4,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/exgate/exgate"
 	"github.com/shopspring/decimal"
+
+	"github.com/exgate/exgate"
 )
 
 // params gives a route typed, validated access to its parameters. Every
@@ -293,33 +294,15 @@ func (s *Server) handleKlines(w http.ResponseWriter, r *http.Request, c *call) {
 		s.writeProblem(w, r, err, nil)
 		return
 	}
-	if enc, ok := c.ex.(klinesEncoder); ok {
-		body, err := enc.RecentKlinesJSON(r.Context(), c.cred, req)
-		if err != nil {
-			s.writeProblem(w, r, err, nil)
-			return
-		}
-		writeRaw(w, body)
-		return
-	}
-	if app, ok := c.ex.(klinesAppender); ok {
-		bp := bufPool.Get().(*[]byte)
-		defer bufPool.Put(bp)
-		body, err := app.AppendRecentKlinesJSON(r.Context(), (*bp)[:0], c.cred, req)
-		*bp = body[:0]
-		if err != nil {
-			s.writeProblem(w, r, err, nil)
-			return
-		}
-		writeRaw(w, body)
-		return
-	}
-	klines, err := c.ex.RecentKlines(r.Context(), c.cred, req)
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	body, err := exgate.AppendRecentKlinesJSON(r.Context(), c.ex, (*bp)[:0], c.cred, req)
+	*bp = body[:0]
 	if err != nil {
 		s.writeProblem(w, r, err, nil)
 		return
 	}
-	s.writeKlines(w, klines)
+	writeRaw(w, body)
 }
 
 func klineRequest(ps params) (exgate.KlineRequest, error) {

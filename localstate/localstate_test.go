@@ -11,7 +11,7 @@ import (
 )
 
 func TestLimiter(t *testing.T) {
-	statetest.RunLimiter(t, func(*testing.T) (statetest.Limiter, statetest.Clock) {
+	statetest.RunLimiter(t, func(*testing.T) (exgate.Limiter, statetest.Clock) {
 		clk := statetest.NewFakeClock()
 		return localstate.NewLimiter(clk.Now), clk
 	})

@@ -80,7 +80,7 @@ func deleteKeys(t *testing.T, c *Client, prefix string) {
 
 func TestLimiter(t *testing.T) {
 	testURL(t)
-	statetest.RunLimiter(t, func(t *testing.T) (statetest.Limiter, statetest.Clock) {
+	statetest.RunLimiter(t, func(t *testing.T) (exgate.Limiter, statetest.Clock) {
 		c, prefix := openTest(t)
 		return NewLimiter(c, prefix), realClock
 	})

@@ -15,7 +15,7 @@ import (
 // concurrency, that it never admits more than the burst. newLimiter
 // returns a fresh, empty limiter and the clock it runs on, once per
 // subtest.
-func RunLimiter(t *testing.T, newLimiter func(t *testing.T) (Limiter, Clock)) {
+func RunLimiter(t *testing.T, newLimiter func(t *testing.T) (exgate.Limiter, Clock)) {
 	t.Helper()
 	tenPerSecond := exgate.RateLimit{Rate: 10, Period: time.Second, Burst: 5} // one unit per 100ms
 
@@ -177,7 +177,7 @@ func RunLimiter(t *testing.T, newLimiter func(t *testing.T) (Limiter, Clock)) {
 	})
 }
 
-func mustAdmit(t *testing.T, l Limiter, key string, cost int, limit exgate.RateLimit, format string, args ...any) {
+func mustAdmit(t *testing.T, l exgate.Limiter, key string, cost int, limit exgate.RateLimit, format string, args ...any) {
 	t.Helper()
 	wait, err := l.Reserve(t.Context(), key, cost, limit)
 	if err != nil || wait != 0 {
@@ -187,7 +187,7 @@ func mustAdmit(t *testing.T, l Limiter, key string, cost int, limit exgate.RateL
 
 // mustDeny checks that Reserve takes nothing and asks to wait want, within
 // tol, and returns the wait.
-func mustDeny(t *testing.T, l Limiter, key string, cost int, limit exgate.RateLimit, want, tol time.Duration, why string) time.Duration {
+func mustDeny(t *testing.T, l exgate.Limiter, key string, cost int, limit exgate.RateLimit, want, tol time.Duration, why string) time.Duration {
 	t.Helper()
 	wait, err := l.Reserve(t.Context(), key, cost, limit)
 	if err != nil || wait <= 0 || !near(wait, want, tol) {
@@ -196,7 +196,7 @@ func mustDeny(t *testing.T, l Limiter, key string, cost int, limit exgate.RateLi
 	return wait
 }
 
-func checkPausedUntil(t *testing.T, l Limiter, key string, want time.Time) {
+func checkPausedUntil(t *testing.T, l exgate.Limiter, key string, want time.Time) {
 	t.Helper()
 	got, err := l.PausedUntil(t.Context(), key)
 	if err != nil || !got.Equal(want) {

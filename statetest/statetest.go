@@ -12,16 +12,7 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/exgate/exgate"
 )
-
-// Limiter is the generic cell rate limiter with pauses under test.
-type Limiter interface {
-	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (retryAfter time.Duration, err error)
-	Pause(ctx context.Context, key string, until time.Time) error
-	PausedUntil(ctx context.Context, key string) (time.Time, error)
-}
 
 // Nonces hands out strictly increasing numbers per key.
 type Nonces interface {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // The gateway parses these answers on every market data request; a load
@@ -11,7 +12,7 @@ import (
 
 func BenchmarkParseKlines(b *testing.B) {
 	e := newEnv(b)
-	body, err := e.ex.c.doText(b.Context(), request{ep: epKlines, params: params{{"symbol", "BTCUSDT"}, {"interval", "1m"}, {"limit", "500"}}})
+	body, err := e.ex.c.doText(b.Context(), request{ep: epKlines, params: rest.Params{{"symbol", "BTCUSDT"}, {"interval", "1m"}, {"limit", "500"}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func BenchmarkParseKlines(b *testing.B) {
 
 func BenchmarkParseBook(b *testing.B) {
 	e := newEnv(b)
-	body, err := e.ex.c.doText(b.Context(), request{ep: epDepth, params: params{{"symbol", "BTCUSDT"}, {"limit", "1000"}}})
+	body, err := e.ex.c.doText(b.Context(), request{ep: epDepth, params: rest.Params{{"symbol", "BTCUSDT"}, {"limit", "1000"}}})
 	if err != nil {
 		b.Fatal(err)
 	}

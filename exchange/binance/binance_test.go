@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 func TestName(t *testing.T) {
@@ -157,7 +158,7 @@ func TestRoundDownStep(t *testing.T) {
 func TestFees(t *testing.T) {
 	mk := &market{pair: btcusdt, basePrecision: 8, quotePrecision: 8}
 	f := func(price, commission, asset string) fillJSON {
-		return fillJSON{Price: dec{num(t, price)}, Commission: dec{num(t, commission)}, CommissionAsset: asset}
+		return fillJSON{Price: rest.Decimal{Decimal: num(t, price), Set: true}, Commission: rest.Decimal{Decimal: num(t, commission), Set: true}, CommissionAsset: asset}
 	}
 	tests := []struct {
 		name        string

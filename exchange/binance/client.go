@@ -8,12 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/http/httptrace"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,19 +17,8 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
-	"github.com/exgate/exgate/internal/pacing"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
-
-// Limiter paces calls to the exchange; localstate.Limiter (in process)
-// and the redis package's limiter (shared by instances) implement it.
-type Limiter interface {
-	// Reserve takes cost from key's budget, or returns how long until it could (0 = taken).
-	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (retryAfter time.Duration, err error)
-	// Pause stops all calls for key until t (the exchange said back off).
-	Pause(ctx context.Context, key string, until time.Time) error
-	// PausedUntil reports the pause end for key (zero time if none).
-	PausedUntil(ctx context.Context, key string) (time.Time, error)
-}
 
 // sign returns the hex HMAC-SHA256 of the query string concatenated with
 // the request body (no separator), keyed by the API secret: Binance's
@@ -52,9 +36,6 @@ const (
 	second = time.Second
 	minute = time.Minute
 
-	// maxReadRetries is how many more times an idempotent read is sent
-	// after a connection error or a 5xx answer.
-	maxReadRetries = 2
 	// maxBody caps an answer read into memory; exchangeInfo of every
 	// symbol is the largest answer (several MB).
 	maxBody = 64 << 20
@@ -84,32 +65,10 @@ type rateLimits struct {
 	ordersWin limitSpec // ORDERS, the shortest window, per account
 }
 
-// param is one name=value pair; params keep the order they were added in,
-// which is the order they are sent and signed in.
-type param struct{ name, value string }
-
-type params []param
-
-func (p *params) add(name, value string) { *p = append(*p, param{name, value}) }
-
-// encode writes the pairs percent-encoded, joined by &.
-func (p params) encode() string {
-	var b strings.Builder
-	for i, kv := range p {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(url.QueryEscape(kv.name))
-		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(kv.value))
-	}
-	return b.String()
-}
-
 // request is one call to make.
 type request struct {
 	ep     endpoint
-	params params
+	params rest.Params
 	// cred signs the call; nil for public endpoints.
 	cred *exgate.Credential
 	// weight overrides ep.weight when not zero (depth).
@@ -138,27 +97,10 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("binance: HTTP %d: %s", e.status, e.msg)
 }
 
-// transportError is a call that got no complete answer. sent is false when
-// nothing of the request reached the connection, so the exchange cannot
-// have acted on it.
-type transportError struct {
-	err  error
-	sent bool
-}
-
-func (e *transportError) Error() string { return "binance: " + e.err.Error() }
-func (e *transportError) Unwrap() error { return e.err }
-
 // client builds, signs, paces and sends Binance REST calls.
 type client struct {
-	baseURL    string
-	http       *http.Client
-	now        func() time.Time
-	log        *slog.Logger
-	limiter    Limiter
+	rest.Transport
 	recvWindow int64
-	maxWait    time.Duration
-	backoff    time.Duration
 
 	// offset is Binance's clock minus ours, in ms, learned from
 	// GET /api/v3/time after a -1021.
@@ -176,16 +118,7 @@ func (c *client) rateLimits() rateLimits {
 
 // serverNow is our estimate of Binance's clock.
 func (c *client) serverNow() time.Time {
-	return c.now().Add(time.Duration(c.offset.Load()) * time.Millisecond)
-}
-
-// credKey names an account in limiter keys without exposing its API key.
-func credKey(cred *exgate.Credential) string {
-	if cred.ID != 0 {
-		return strconv.FormatInt(cred.ID, 10)
-	}
-	sum := sha256.Sum256([]byte(cred.Key))
-	return "k" + hex.EncodeToString(sum[:8])
+	return c.Now().Add(time.Duration(c.offset.Load()) * time.Millisecond)
 }
 
 // reservation is a cost to take from one budget before a call.
@@ -204,7 +137,7 @@ func (c *client) budgetOf(b budget, cred *exgate.Credential) (string, limitSpec)
 	case budgetSapiIP1s:
 		return "binance/ip/sapi-1s", sapiIP1sLimit
 	case budgetSapiUID:
-		return "binance/uid/" + credKey(cred), sapiUIDLimit
+		return "binance/uid/" + rest.AccountKey(cred), sapiUIDLimit
 	}
 	return "binance/ip/weight", c.rateLimits().weight
 }
@@ -220,45 +153,26 @@ func (c *client) reservations(r request) []reservation {
 	out := []reservation{{key: key, cost: w, limit: limit, spec: spec}}
 	if r.ep.order && r.cred != nil {
 		spec := c.rateLimits().ordersWin
-		out = append(out, reservation{key: "binance/orders/" + credKey(r.cred), cost: 1, limit: spec.rateLimit(), spec: spec})
+		out = append(out, reservation{key: "binance/orders/" + rest.AccountKey(r.cred), cost: 1, limit: spec.rateLimit(), spec: spec})
 	}
 	return out
 }
 
-// pace takes the call's cost from its budgets, waiting when the wait fits,
-// and honours pauses set after 429/418 answers.
-func (c *client) pace(ctx context.Context, r request) error {
-	for _, rv := range c.reservations(r) {
-		until, err := c.limiter.PausedUntil(ctx, rv.key)
-		if err != nil {
-			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "binance pacing unavailable", Err: err}
-		}
-		if d := until.Sub(c.now()); d > 0 {
-			if err := pacing.Wait(ctx, d, c.maxWait, "binance asked to back off"); err != nil {
-				return err
-			}
-		}
-		for {
-			ra, err := c.limiter.Reserve(ctx, rv.key, rv.cost, rv.limit)
-			if err != nil {
-				return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "binance pacing unavailable", Err: err}
-			}
-			if ra <= 0 {
-				break
-			}
-			if err := pacing.Wait(ctx, ra, c.maxWait, "binance request budget in use"); err != nil {
-				return err
-			}
-		}
+// budgets are the costs the call takes before it is sent.
+func (c *client) budgets(r request) []rest.Budget {
+	rvs := c.reservations(r)
+	out := make([]rest.Budget, len(rvs))
+	for i, rv := range rvs {
+		out[i] = rest.Budget{Key: rv.key, Cost: rv.cost, Limit: rv.limit, What: "request budget"}
 	}
-	return nil
+	return out
 }
 
 // do sends the call. A -1021 (timestamp outside recvWindow) resynchronizes
 // the clock offset and sends the call once more: Binance checks the
 // timestamp before it forwards a request to the matching engine, so a call
 // refused with -1021 was not executed (rest-api.md, "Timing security").
-// Reads are retried up to maxReadRetries more times on connection errors
+// Reads are retried up to rest.ReadRetries more times on connection errors
 // and 5xx answers; writes never are. Errors are *exgate.Error.
 func (c *client) do(ctx context.Context, r request) ([]byte, error) {
 	text, err := c.doText(ctx, r)
@@ -272,36 +186,30 @@ func (c *client) do(ctx context.Context, r request) ([]byte, error) {
 // depth): they are read straight into a string, whose substrings the
 // scanner returns, without a copy of the answer.
 func (c *client) doText(ctx context.Context, r request) (string, error) {
+	var body string
 	resynced := false
-	retries := 0
-	for {
-		body, err := c.once(ctx, r)
-		if err == nil {
-			return body, nil
-		}
+	err := c.Retry(ctx, r.ep.write, retryable, func() error {
+		var err error
+		body, err = c.once(ctx, r)
 		if ae, ok := errors.AsType[*apiError](err); ok && ae.code == codeInvalidTime && r.ep.signed && !resynced {
 			resynced = true
-			c.log.WarnContext(ctx, "binance timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
+			c.Log.WarnContext(ctx, "binance timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
 			if serr := c.syncTime(ctx); serr != nil {
-				return "", c.classify(epTime, serr)
+				return c.classify(epTime, serr)
 			}
-			continue
+			return rest.ErrAgain
 		}
-		if r.ep.write || retries >= maxReadRetries || !retryable(err) {
-			return "", c.classify(r.ep, err)
-		}
-		retries++
-		d := c.backoff << (retries - 1)
-		d += rand.N(d/2 + 1) // jitter
-		if werr := pacing.Wait(ctx, d, c.maxWait, "binance retrying a failed read"); werr != nil {
-			return "", c.classify(r.ep, err)
-		}
+		return err
+	})
+	if err != nil {
+		return "", c.classify(r.ep, err)
 	}
+	return body, nil
 }
 
 // retryable reports whether a failed read may be sent again.
 func retryable(err error) bool {
-	if _, ok := errors.AsType[*transportError](err); ok {
+	if _, ok := errors.AsType[*rest.TransportError](err); ok {
 		return true
 	}
 	if ae, ok := errors.AsType[*apiError](err); ok {
@@ -313,40 +221,38 @@ func retryable(err error) bool {
 // once paces, signs and sends the call one time.
 func (c *client) once(ctx context.Context, r request) (string, error) {
 	if err := ctx.Err(); err != nil {
-		return "", &transportError{err: err}
+		return "", &rest.TransportError{Exchange: "binance", Err: err}
 	}
-	if err := c.pace(ctx, r); err != nil {
+	if err := c.Pacer().Take(ctx, c.budgets(r)...); err != nil {
 		return "", err
 	}
 	p := r.params
 	if r.ep.signed {
-		p = append(params(nil), r.params...)
-		p.add("recvWindow", strconv.FormatInt(c.recvWindow, 10))
-		p.add("timestamp", strconv.FormatInt(c.serverNow().UnixMilli(), 10))
+		p = append(rest.Params(nil), r.params...)
+		p.Add("recvWindow", strconv.FormatInt(c.recvWindow, 10))
+		p.Add("timestamp", strconv.FormatInt(c.serverNow().UnixMilli(), 10))
 	}
 	var query, body string
 	if r.ep.method == http.MethodPost {
-		body = p.encode()
+		body = p.Encode()
 	} else {
-		query = p.encode()
+		query = p.Encode()
 	}
 	if r.ep.signed {
 		sig := "signature=" + sign(r.cred.Secret, query, body)
 		if r.ep.method == http.MethodPost {
-			body = joinPairs(body, sig)
+			body = rest.Join(body, sig)
 		} else {
-			query = joinPairs(query, sig)
+			query = rest.Join(query, sig)
 		}
 	}
-	u := c.baseURL + r.ep.path
+	u := c.BaseURL + r.ep.path
 	if query != "" {
 		u += "?" + query
 	}
-	var sent atomic.Bool
-	trace := &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), r.ep.method, u, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, r.ep.method, u, strings.NewReader(body))
 	if err != nil {
-		return "", &transportError{err: err}
+		return "", &rest.TransportError{Exchange: "binance", Err: err}
 	}
 	if r.ep.method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -354,21 +260,21 @@ func (c *client) once(ctx context.Context, r request) (string, error) {
 	if r.cred != nil {
 		req.Header.Set("X-MBX-APIKEY", r.cred.Key)
 	}
-	resp, err := c.http.Do(req)
+	resp, err := rest.Send(c.HTTP, "binance", req)
 	if err != nil {
-		return "", &transportError{err: err, sent: sent.Load() && !isDialError(err)}
+		return "", err
 	}
 	defer resp.Body.Close()
 	if r.into != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		if *r.into, err = exgate.AppendAnswer(*r.into, resp, maxBody, r.sizeHint); err != nil {
-			return "", &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}
+		if *r.into, err = rest.AppendAnswer(*r.into, resp, maxBody, r.sizeHint); err != nil {
+			return "", rest.ReadError("binance", r.ep.name, err)
 		}
 		c.observeWeight(ctx, r, resp.Header)
 		return "", nil
 	}
-	data, err := exgate.ReadAnswerText(resp, maxBody, r.sizeHint)
+	data, err := rest.ReadAnswerText(resp, maxBody, r.sizeHint)
 	if err != nil {
-		return "", &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}
+		return "", rest.ReadError("binance", r.ep.name, err)
 	}
 	c.observeWeight(ctx, r, resp.Header)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
@@ -390,22 +296,6 @@ func (c *client) once(ctx context.Context, r request) (string, error) {
 	return "", ae
 }
 
-func joinPairs(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "&" + b
-}
-
-// isDialError reports whether err happened while connecting, before any
-// byte of the request was written.
-func isDialError(err error) bool {
-	if oe, ok := errors.AsType[*net.OpError](err); ok {
-		return oe.Op == "dial"
-	}
-	return false
-}
-
 // backOff pauses the budget a 429 or 418 answer was about until its
 // Retry-After (seconds). Without the header (the ORDERS limit answers
 // without it) the budget's own window is waited out.
@@ -420,11 +310,11 @@ func (c *client) backOff(ctx context.Context, r request, ae *apiError, retryAfte
 		d = time.Duration(s) * time.Second
 	}
 	ae.retryAfter = d
-	until := c.now().Add(d)
-	if err := c.limiter.Pause(ctx, rv.key, until); err != nil {
-		c.log.ErrorContext(ctx, "binance pause not recorded", "key", rv.key, "err", err)
+	until := c.Now().Add(d)
+	if err := c.Limiter.Pause(ctx, rv.key, until); err != nil {
+		c.Log.ErrorContext(ctx, "binance pause not recorded", "key", rv.key, "err", err)
 	}
-	c.log.WarnContext(ctx, "binance rate limit answer; pausing", "status", ae.status, "code", ae.code, "key", rv.key, "until", until)
+	c.Log.WarnContext(ctx, "binance rate limit answer; pausing", "status", ae.status, "code", ae.code, "key", rv.key, "until", until)
 }
 
 // usageHeaders names the headers that report a budget's usage.
@@ -471,12 +361,12 @@ func (c *client) observeWeight(ctx context.Context, r request, h http.Header) {
 	}
 	server := c.serverNow()
 	next := server.Truncate(spec.window).Add(spec.window)
-	until := c.now().Add(next.Sub(server))
-	if err := c.limiter.Pause(ctx, key, until); err != nil {
-		c.log.ErrorContext(ctx, "binance pause not recorded", "key", key, "err", err)
+	until := c.Now().Add(next.Sub(server))
+	if err := c.Limiter.Pause(ctx, key, until); err != nil {
+		c.Log.ErrorContext(ctx, "binance pause not recorded", "key", key, "err", err)
 		return
 	}
-	c.log.WarnContext(ctx, "binance budget nearly used; pausing until the window turns", "key", key, "used", used, "limit", spec.limit, "until", until)
+	c.Log.WarnContext(ctx, "binance budget nearly used; pausing until the window turns", "key", key, "used", used, "limit", spec.limit, "until", until)
 }
 
 // syncTime learns the clock offset from GET /api/v3/time; concurrent
@@ -485,32 +375,30 @@ func (c *client) syncTime(ctx context.Context) error {
 	ch := c.group.DoChan("time", func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		t0 := c.now()
+		t0 := c.Now()
 		body, err := c.once(ctx, request{ep: epTime})
 		if err != nil {
 			return nil, err
 		}
-		t1 := c.now()
+		t1 := c.Now()
 		var st struct {
 			ServerTime int64 `json:"serverTime"`
 		}
 		if err := json.Unmarshal([]byte(body), &st); err != nil || st.ServerTime <= 0 {
-			return nil, fmt.Errorf("binance: bad server time answer %q", truncate([]byte(body)))
+			return nil, fmt.Errorf("binance: bad server time answer %q", rest.Truncate([]byte(body)))
 		}
 		mid := t0.Add(t1.Sub(t0) / 2)
 		c.offset.Store(st.ServerTime - mid.UnixMilli())
-		c.log.InfoContext(ctx, "binance clock offset learned", "offsetMs", c.offset.Load())
+		c.Log.InfoContext(ctx, "binance clock offset learned", "offsetMs", c.offset.Load())
 		return nil, nil
 	})
 	select {
 	case <-ctx.Done():
-		return &transportError{err: ctx.Err()}
+		return &rest.TransportError{Exchange: "binance", Err: ctx.Err()}
 	case res := <-ch:
 		return res.Err
 	}
 }
-
-func truncate(b []byte) string { return string(b[:min(len(b), 200)]) }
 
 // classify turns a failed call into the *exgate.Error the gateway answers
 // with. For writes, anything that leaves the outcome unknown (a connection
@@ -518,17 +406,8 @@ func truncate(b []byte) string { return string(b[:min(len(b), 200)]) }
 // execution status is unknown) is EXCHANGE_TIMEOUT, never a failure: the
 // gateway then reconciles by client id.
 func (c *client) classify(ep endpoint, err error) *exgate.Error {
-	if e, ok := errors.AsType[*exgate.Error](err); ok {
+	if e, ok := rest.Classify(err, ep.name, ep.write); ok {
 		return e
-	}
-	if te, ok := errors.AsType[*transportError](err); ok {
-		switch {
-		case ep.write && te.sent:
-			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "binance did not answer the " + ep.name + " request; its outcome is unknown", Err: err}
-		case isTimeout(te.err):
-			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "binance did not answer in time", Err: err}
-		}
-		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "binance is unreachable", Err: err}
 	}
 	ae, ok := errors.AsType[*apiError](err)
 	if !ok {
@@ -559,17 +438,6 @@ func (c *client) classify(ep endpoint, err error) *exgate.Error {
 		code = exgate.CodeExchangeError
 	}
 	return &exgate.Error{Code: code, Detail: detail, Param: errorParams[ae.code], Err: err}
-}
-
-// isTimeout reports whether err is a deadline or network timeout.
-func isTimeout(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	if ne, ok := errors.AsType[net.Error](err); ok {
-		return ne.Timeout()
-	}
-	return false
 }
 
 // badAnswer is the error for a 2xx answer the adapter cannot read. After a

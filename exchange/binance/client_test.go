@@ -17,6 +17,7 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/internal/rest"
 	"github.com/exgate/exgate/localstate"
 )
 
@@ -52,13 +53,13 @@ func TestSignVectors(t *testing.T) {
 // TestParamsEncodeMatchesVector checks that the request builder writes the
 // documented example's query string byte for byte.
 func TestParamsEncodeMatchesVector(t *testing.T) {
-	p := params{{"symbol", "LTCBTC"}, {"side", "BUY"}, {"type", "LIMIT"}, {"timeInForce", "GTC"}, {"quantity", "1"}, {"price", "0.1"}, {"recvWindow", "5000"}, {"timestamp", "1499827319559"}}
+	p := rest.Params{{"symbol", "LTCBTC"}, {"side", "BUY"}, {"type", "LIMIT"}, {"timeInForce", "GTC"}, {"quantity", "1"}, {"price", "0.1"}, {"recvWindow", "5000"}, {"timestamp", "1499827319559"}}
 	want := "symbol=LTCBTC&side=BUY&type=LIMIT&timeInForce=GTC&quantity=1&price=0.1&recvWindow=5000&timestamp=1499827319559"
-	if got := p.encode(); got != want {
+	if got := p.Encode(); got != want {
 		t.Errorf("encode = %s, want %s", got, want)
 	}
-	nonASCII := params{{"symbol", "１２３４５６"}}
-	if got, want := nonASCII.encode(), "symbol=%EF%BC%91%EF%BC%92%EF%BC%93%EF%BC%94%EF%BC%95%EF%BC%96"; got != want {
+	nonASCII := rest.Params{{"symbol", "１２３４５６"}}
+	if got, want := nonASCII.Encode(), "symbol=%EF%BC%91%EF%BC%92%EF%BC%93%EF%BC%94%EF%BC%95%EF%BC%96"; got != want {
 		t.Errorf("encode non-ASCII = %s, want %s", got, want)
 	}
 }
@@ -76,13 +77,13 @@ func TestSignedRequestShape(t *testing.T) {
 		_, _ = w.Write([]byte(`{"id":"x"}`))
 	})
 	clk := &clock{t: time.UnixMilli(1499827319559)}
-	c := &client{baseURL: srv, http: http.DefaultClient, now: clk.Now, log: slog.New(slog.DiscardHandler), limiter: localstate.NewLimiter(time.Now), recvWindow: 5000, maxWait: time.Second, backoff: time.Millisecond}
+	c := &client{Transport: rest.Transport{Exchange: "binance", BaseURL: srv, HTTP: http.DefaultClient, Now: clk.Now, Log: slog.New(slog.DiscardHandler), Limiter: localstate.NewLimiter(time.Now), MaxWait: time.Second, Backoff: time.Millisecond}, recvWindow: 5000}
 	cred := &exgate.Credential{Key: testKey, Secret: testSecret}
 	ctx := t.Context()
-	if _, err := c.do(ctx, request{ep: epQueryOrder, params: params{{"symbol", "LTCBTC"}, {"origClientOrderId", "abc"}}, cred: cred}); err != nil {
+	if _, err := c.do(ctx, request{ep: epQueryOrder, params: rest.Params{{"symbol", "LTCBTC"}, {"origClientOrderId", "abc"}}, cred: cred}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.do(ctx, request{ep: epWithdraw, params: params{{"coin", "BTC"}, {"amount", "0.1"}}, cred: cred}); err != nil {
+	if _, err := c.do(ctx, request{ep: epWithdraw, params: rest.Params{{"coin", "BTC"}, {"amount", "0.1"}}, cred: cred}); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 {
@@ -158,10 +159,10 @@ func TestClassify(t *testing.T) {
 		{"withdraw address", epWithdraw, &apiError{status: 400, code: -4007, msg: "Address verification failed."}, exgate.CodeInvalidParameter, "address"},
 		{"withdraw minimum", epWithdraw, &apiError{status: 400, code: -4022, msg: "under the minimum"}, exgate.CodeWithdrawalRejected, ""},
 		{"unknown code", read, &apiError{status: 400, code: -9999, msg: "Something new."}, exgate.CodeExchangeError, ""},
-		{"write lost after sending", write, &transportError{err: errors.New("connection reset"), sent: true}, exgate.CodeExchangeTimeout, ""},
-		{"write never sent", write, &transportError{err: errors.New("connection refused"), sent: false}, exgate.CodeExchangeUnavailable, ""},
-		{"read deadline", read, &transportError{err: context.DeadlineExceeded, sent: true}, exgate.CodeExchangeTimeout, ""},
-		{"read refused", read, &transportError{err: errors.New("connection refused")}, exgate.CodeExchangeUnavailable, ""},
+		{"write lost after sending", write, &rest.TransportError{Exchange: "binance", Err: errors.New("connection reset"), Sent: true}, exgate.CodeExchangeTimeout, ""},
+		{"write never sent", write, &rest.TransportError{Exchange: "binance", Err: errors.New("connection refused"), Sent: false}, exgate.CodeExchangeUnavailable, ""},
+		{"read deadline", read, &rest.TransportError{Exchange: "binance", Err: context.DeadlineExceeded, Sent: true}, exgate.CodeExchangeTimeout, ""},
+		{"read refused", read, &rest.TransportError{Exchange: "binance", Err: errors.New("connection refused")}, exgate.CodeExchangeUnavailable, ""},
 	}
 	c := &client{}
 	for _, tc := range tests {

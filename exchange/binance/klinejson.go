@@ -29,6 +29,8 @@ import (
 // 200 KB together, so this holds some 160 of them.
 const klineMemoBytes = 32 << 20
 
+var _ exgate.KlinesAppender = (*Exchange)(nil)
+
 // AppendRecentKlinesJSON is RecentKlines encoded as the API answers it
 // (exgate.AppendKlinesJSON), appended to dst.
 func (e *Exchange) AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error) {
@@ -46,7 +48,7 @@ func (e *Exchange) AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred 
 	if _, err := e.c.doText(ctx, call.request); err != nil {
 		return dst, err
 	}
-	out, _, err := e.klines.appendJSON(dst, *bp, call.params.encode(), call.iv, call.limit)
+	out, _, err := e.klines.appendJSON(dst, *bp, call.params.Encode(), call.iv, call.limit)
 	if err != nil {
 		return dst, badAnswer(epKlines, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // market is what the adapter needs of one exchangeInfo symbol.
@@ -68,7 +69,7 @@ type markets struct {
 // starting a background refresh when they are stale.
 func (m *markets) get(ctx context.Context) (*marketSet, error) {
 	if set := m.cur.Load(); set != nil {
-		if now := m.c.now(); now.Sub(set.fetched) > m.ttl && startRefresh(&m.nextTry, now) {
+		if now := m.c.Now(); now.Sub(set.fetched) > m.ttl && startRefresh(&m.nextTry, now) {
 			go m.load(context.WithoutCancel(ctx), set) //nolint:errcheck // logged in load
 		}
 		return set, nil
@@ -105,31 +106,23 @@ func (m *markets) load(ctx context.Context, seen *marketSet) (*marketSet, error)
 			m.cur.Store(set)
 			return set, nil
 		}
-		body, err := m.c.do(fctx, request{ep: epExchangeInfo, params: params{{"permissions", "SPOT"}}})
+		body, err := m.c.do(fctx, request{ep: epExchangeInfo, params: rest.Params{{"permissions", "SPOT"}}})
 		if err != nil {
-			m.c.log.ErrorContext(fctx, "binance exchangeInfo load failed", "err", err)
+			m.c.Log.ErrorContext(fctx, "binance exchangeInfo load failed", "err", err)
 			return nil, err
 		}
 		set, err := parseExchangeInfo(body)
 		if err != nil {
-			m.c.log.ErrorContext(fctx, "binance exchangeInfo unreadable", "err", err)
+			m.c.Log.ErrorContext(fctx, "binance exchangeInfo unreadable", "err", err)
 			return nil, badAnswer(epExchangeInfo, err)
 		}
-		set.fetched = m.c.now()
+		set.fetched = m.c.Now()
 		m.c.limits.Store(&set.limits)
 		m.cur.Store(set)
 		m.toCache(fctx, set.fetched, body)
 		return set, nil
 	})
-	select {
-	case <-ctx.Done():
-		return nil, &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "binance market list not loaded in time", Err: ctx.Err()}
-	case res := <-ch:
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*marketSet), nil
-	}
+	return rest.Await[*marketSet](ctx, ch, "binance market list")
 }
 
 // MetadataCache holds byte values for a time, shared by instances; the
@@ -152,7 +145,7 @@ func (m *markets) fromCache(ctx context.Context, seen *marketSet) *marketSet {
 	v, err := m.cache.Get(ctx, m.cacheKey)
 	if err != nil {
 		if !errors.Is(err, exgate.ErrNotFound) {
-			m.c.log.WarnContext(ctx, "binance exchangeInfo cache unavailable; fetching", "err", err)
+			m.c.Log.WarnContext(ctx, "binance exchangeInfo cache unavailable; fetching", "err", err)
 		}
 		return nil
 	}
@@ -161,16 +154,16 @@ func (m *markets) fromCache(ctx context.Context, seen *marketSet) *marketSet {
 	stamp, body, ok := bytes.Cut(v, []byte{'\n'})
 	ms, err := strconv.ParseInt(string(stamp), 10, 64)
 	if !ok || err != nil {
-		m.c.log.WarnContext(ctx, "binance exchangeInfo cache entry unreadable; fetching")
+		m.c.Log.WarnContext(ctx, "binance exchangeInfo cache entry unreadable; fetching")
 		return nil
 	}
 	fetched := time.UnixMilli(ms)
-	if m.c.now().Sub(fetched) > m.ttl || (seen != nil && !fetched.After(seen.fetched)) {
+	if m.c.Now().Sub(fetched) > m.ttl || (seen != nil && !fetched.After(seen.fetched)) {
 		return nil
 	}
 	set, err := parseExchangeInfo(body)
 	if err != nil {
-		m.c.log.WarnContext(ctx, "binance exchangeInfo cache entry unreadable; fetching", "err", err)
+		m.c.Log.WarnContext(ctx, "binance exchangeInfo cache entry unreadable; fetching", "err", err)
 		return nil
 	}
 	set.fetched = fetched
@@ -187,7 +180,7 @@ func (m *markets) toCache(ctx context.Context, fetched time.Time, body []byte) {
 	v = append(v, '\n')
 	v = append(v, body...)
 	if err := m.cache.Set(ctx, m.cacheKey, v, m.ttl); err != nil {
-		m.c.log.WarnContext(ctx, "binance exchangeInfo not shared through the cache", "err", err)
+		m.c.Log.WarnContext(ctx, "binance exchangeInfo not shared through the cache", "err", err)
 	}
 }
 

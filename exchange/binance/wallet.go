@@ -16,12 +16,13 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // Balances returns the assets with a non-zero free or locked amount, from
 // GET /api/v3/account?omitZeroBalances=true.
 func (e *Exchange) Balances(ctx context.Context, cred exgate.Credential) ([]exgate.Balance, error) {
-	body, err := e.c.do(ctx, request{ep: epAccount, params: params{{"omitZeroBalances", "true"}}, cred: &cred})
+	body, err := e.c.do(ctx, request{ep: epAccount, params: rest.Params{{"omitZeroBalances", "true"}}, cred: &cred})
 	if err != nil {
 		return nil, err
 	}
@@ -37,9 +38,9 @@ func (e *Exchange) Balances(ctx context.Context, cred exgate.Credential) ([]exga
 func parseBalances(body []byte) ([]exgate.Balance, error) {
 	var acct struct {
 		Balances []struct {
-			Asset  string `json:"asset"`
-			Free   dec    `json:"free"`
-			Locked dec    `json:"locked"`
+			Asset  string       `json:"asset"`
+			Free   rest.Decimal `json:"free"`
+			Locked rest.Decimal `json:"locked"`
 		} `json:"balances"`
 	}
 	if err := json.Unmarshal(body, &acct); err != nil {
@@ -64,11 +65,11 @@ func parseBalances(body []byte) ([]exgate.Balance, error) {
 // newest first. The status filter is applied here, because one normalized
 // status covers several Binance codes.
 func (e *Exchange) RecentDeposits(ctx context.Context, cred exgate.Credential, f exgate.DepositFilter) ([]exgate.Deposit, error) {
-	var p params
+	var p rest.Params
 	if f.Asset != "" {
-		p.add("coin", exgate.NormalizeAsset(f.Asset))
+		p.Add("coin", exgate.NormalizeAsset(f.Asset))
 	}
-	p.add("limit", "1000")
+	p.Add("limit", "1000")
 	body, err := e.c.do(ctx, request{ep: epDepositHist, params: p, cred: &cred})
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func (e *Exchange) RecentDeposits(ctx context.Context, cred exgate.Credential, f
 func parseDeposits(body []byte) ([]exgate.Deposit, error) {
 	var rows []struct {
 		ID         json.RawMessage `json:"id"`
-		Amount     dec             `json:"amount"`
+		Amount     rest.Decimal    `json:"amount"`
 		Coin       string          `json:"coin"`
 		Network    string          `json:"network"`
 		Status     int             `json:"status"`
@@ -106,7 +107,7 @@ func parseDeposits(body []byte) ([]exgate.Deposit, error) {
 	for _, r := range rows {
 		id, err := idString(r.ID)
 		if err != nil || r.Coin == "" || r.Amount.IsNegative() {
-			return nil, fmt.Errorf("deposit history answer: bad record %q", truncate(r.ID))
+			return nil, fmt.Errorf("deposit history answer: bad record %q", rest.Truncate(r.ID))
 		}
 		out = append(out, exgate.Deposit{
 			ID:        id,
@@ -143,7 +144,7 @@ func idString(raw json.RawMessage) (string, error) {
 	if err := json.Unmarshal(raw, &n); err == nil && n != "" {
 		return n.String(), nil
 	}
-	return "", fmt.Errorf("bad id %q", truncate(raw))
+	return "", fmt.Errorf("bad id %q", rest.Truncate(raw))
 }
 
 // DepositAddress returns the address from GET /sapi/v1/capital/deposit/address
@@ -157,9 +158,9 @@ func (e *Exchange) DepositAddress(ctx context.Context, cred exgate.Credential, r
 	if !nw.DepositEnable {
 		return exgate.DepositAddress{}, exgate.Errorf(exgate.CodeExchangeUnavailable, "binance has suspended %s deposits on %s: %s", coin, nw.Network, nw.DepositDesc)
 	}
-	var p params
-	p.add("coin", coin)
-	p.add("network", nw.Network)
+	var p rest.Params
+	p.Add("coin", coin)
+	p.Add("network", nw.Network)
 	body, err := e.c.do(ctx, request{ep: epDepositAddr, params: p, cred: &cred})
 	if err != nil {
 		return exgate.DepositAddress{}, err
@@ -170,7 +171,7 @@ func (e *Exchange) DepositAddress(ctx context.Context, cred exgate.Credential, r
 		Tag     string `json:"tag"`
 	}
 	if err := json.Unmarshal(body, &a); err != nil || a.Address == "" {
-		return exgate.DepositAddress{}, badAnswer(epDepositAddr, fmt.Errorf("deposit address answer: %q", truncate(body)))
+		return exgate.DepositAddress{}, badAnswer(epDepositAddr, fmt.Errorf("deposit address answer: %q", rest.Truncate(body)))
 	}
 	out := exgate.DepositAddress{Asset: coin, Address: a.Address, Network: networkFromBinance(nw.Network)}
 	if a.Tag != "" {
@@ -197,15 +198,15 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 	if err != nil {
 		return exgate.Withdrawal{}, err
 	}
-	var p params
-	p.add("coin", coin)
-	p.add("withdrawOrderId", req.ClientWithdrawalID)
-	p.add("network", nw.Network)
-	p.add("address", req.Address)
+	var p rest.Params
+	p.Add("coin", coin)
+	p.Add("withdrawOrderId", req.ClientWithdrawalID)
+	p.Add("network", nw.Network)
+	p.Add("address", req.Address)
 	if req.Tag != "" {
-		p.add("addressTag", req.Tag)
+		p.Add("addressTag", req.Tag)
 	}
-	p.add("amount", gross.String())
+	p.Add("amount", gross.String())
 	body, err := e.c.do(ctx, request{ep: epWithdraw, params: p, cred: &cred})
 	if err != nil {
 		e.log.WarnContext(ctx, "binance withdrawal not submitted", "clientWithdrawalId", req.ClientWithdrawalID, "err", err)
@@ -231,7 +232,7 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 		Asset:              coin,
 		Status:             exgate.TransferPending,
 		ToAddress:          req.Address,
-		Timestamp:          e.c.now().UnixMilli(),
+		Timestamp:          e.c.Now().UnixMilli(),
 		Network:            networkFromBinance(nw.Network),
 		Tag:                req.Tag,
 		Exchange:           exgate.ExchangeBinance,
@@ -302,15 +303,15 @@ func (e *Exchange) QueryWithdrawal(ctx context.Context, cred exgate.Credential, 
 }
 
 func (e *Exchange) withdrawal(ctx context.Context, cred exgate.Credential, q exgate.WithdrawalQuery) (exgate.Withdrawal, error) {
-	var p params
+	var p rest.Params
 	if q.Asset != "" {
-		p.add("coin", exgate.NormalizeAsset(q.Asset))
+		p.Add("coin", exgate.NormalizeAsset(q.Asset))
 	}
 	switch {
 	case q.ClientWithdrawalID != "":
-		p.add("withdrawOrderId", q.ClientWithdrawalID)
+		p.Add("withdrawOrderId", q.ClientWithdrawalID)
 	case q.ExchangeID != "":
-		p.add("idList", q.ExchangeID)
+		p.Add("idList", q.ExchangeID)
 	default:
 		return exgate.Withdrawal{}, exgate.ParamError("clientWithdrawalId", "a withdrawal is looked up by its client withdrawal id")
 	}
@@ -350,8 +351,8 @@ const applyTimeLayout = "2006-01-02 15:04:05"
 func parseWithdrawals(body []byte) ([]exgate.Withdrawal, error) {
 	var rows []struct {
 		ID              json.RawMessage `json:"id"`
-		Amount          dec             `json:"amount"`
-		TransactionFee  *dec            `json:"transactionFee"`
+		Amount          rest.Decimal    `json:"amount"`
+		TransactionFee  *rest.Decimal   `json:"transactionFee"`
 		Coin            string          `json:"coin"`
 		Status          int             `json:"status"`
 		Address         string          `json:"address"`
@@ -368,7 +369,7 @@ func parseWithdrawals(body []byte) ([]exgate.Withdrawal, error) {
 	for _, r := range rows {
 		id, err := idString(r.ID)
 		if err != nil || r.Coin == "" || r.Amount.IsNegative() {
-			return nil, fmt.Errorf("withdraw history answer: bad record %q", truncate(r.ID))
+			return nil, fmt.Errorf("withdraw history answer: bad record %q", rest.Truncate(r.ID))
 		}
 		w := exgate.Withdrawal{
 			ID:                 r.WithdrawOrderID,
@@ -410,19 +411,19 @@ func parseWithdrawals(body []byte) ([]exgate.Withdrawal, error) {
 // networkJSON is one entry of a coin's networkList in
 // GET /sapi/v1/capital/config/getall.
 type networkJSON struct {
-	Network                 string `json:"network"`
-	Coin                    string `json:"coin"`
-	DepositEnable           bool   `json:"depositEnable"`
-	WithdrawEnable          bool   `json:"withdrawEnable"`
-	DepositDesc             string `json:"depositDesc"`
-	WithdrawDesc            string `json:"withdrawDesc"`
-	AddressRegex            string `json:"addressRegex"`
-	MemoRegex               string `json:"memoRegex"`
-	WithdrawFee             dec    `json:"withdrawFee"`
-	WithdrawMin             dec    `json:"withdrawMin"`
-	WithdrawMax             dec    `json:"withdrawMax"`
-	WithdrawIntegerMultiple dec    `json:"withdrawIntegerMultiple"`
-	WithdrawTag             bool   `json:"withdrawTag"`
+	Network                 string       `json:"network"`
+	Coin                    string       `json:"coin"`
+	DepositEnable           bool         `json:"depositEnable"`
+	WithdrawEnable          bool         `json:"withdrawEnable"`
+	DepositDesc             string       `json:"depositDesc"`
+	WithdrawDesc            string       `json:"withdrawDesc"`
+	AddressRegex            string       `json:"addressRegex"`
+	MemoRegex               string       `json:"memoRegex"`
+	WithdrawFee             rest.Decimal `json:"withdrawFee"`
+	WithdrawMin             rest.Decimal `json:"withdrawMin"`
+	WithdrawMax             rest.Decimal `json:"withdrawMax"`
+	WithdrawIntegerMultiple rest.Decimal `json:"withdrawIntegerMultiple"`
+	WithdrawTag             bool         `json:"withdrawTag"`
 }
 
 // coinSet is one load of the coin configuration: coin -> network -> rules.
@@ -444,7 +445,7 @@ type coins struct {
 
 func (cs *coins) get(ctx context.Context, cred exgate.Credential) (*coinSet, error) {
 	if set := cs.cur.Load(); set != nil {
-		if now := cs.c.now(); now.Sub(set.fetched) > cs.ttl && startRefresh(&cs.nextTry, now) {
+		if now := cs.c.Now(); now.Sub(set.fetched) > cs.ttl && startRefresh(&cs.nextTry, now) {
 			go cs.load(context.WithoutCancel(ctx), cred, set) //nolint:errcheck // logged in load
 		}
 		return set, nil
@@ -463,26 +464,18 @@ func (cs *coins) load(ctx context.Context, cred exgate.Credential, seen *coinSet
 		defer cancel()
 		body, err := cs.c.do(fctx, request{ep: epCoinConfig, cred: &cred})
 		if err != nil {
-			cs.c.log.ErrorContext(fctx, "binance coin configuration load failed", "err", err)
+			cs.c.Log.ErrorContext(fctx, "binance coin configuration load failed", "err", err)
 			return nil, err
 		}
 		set, err := parseCoins(body)
 		if err != nil {
 			return nil, badAnswer(epCoinConfig, err)
 		}
-		set.fetched = cs.c.now()
+		set.fetched = cs.c.Now()
 		cs.cur.Store(set)
 		return set, nil
 	})
-	select {
-	case <-ctx.Done():
-		return nil, &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "binance coin configuration not loaded in time", Err: ctx.Err()}
-	case res := <-ch:
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*coinSet), nil
-	}
+	return rest.Await[*coinSet](ctx, ch, "binance coin configuration")
 }
 
 // network returns the rules of coin on the normalized network, or

@@ -3,18 +3,13 @@ package gateio
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -24,19 +19,8 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
-	"github.com/exgate/exgate/internal/pacing"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
-
-// Limiter paces calls to the exchange; localstate.Limiter (in process)
-// and the redis package's limiter (shared by instances) implement it.
-type Limiter interface {
-	// Reserve takes cost from key's budget, or returns how long until it could (0 = taken).
-	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (retryAfter time.Duration, err error)
-	// Pause stops all calls for key until t (the exchange said back off).
-	Pause(ctx context.Context, key string, until time.Time) error
-	// PausedUntil reports the pause end for key (zero time if none).
-	PausedUntil(ctx context.Context, key string) (time.Time, error)
-}
 
 // apiPrefix is part of every request path and of the signed path.
 const apiPrefix = "/api/v4"
@@ -67,9 +51,6 @@ func sign(secret, method, path, query string, body []byte, timestamp string) str
 }
 
 const (
-	// maxReadRetries is how many more times an idempotent read is sent
-	// after a connection error or a 5xx answer.
-	maxReadRetries = 2
 	// maxBody caps an answer read into memory; the list of every
 	// currency pair is the largest (a few MB).
 	maxBody = 32 << 20
@@ -77,34 +58,12 @@ const (
 	maxOrderExpiry = 30 * time.Second
 )
 
-// param is one name=value pair; params keep the order they were added
-// in, which is the order they are sent and signed in.
-type param struct{ name, value string }
-
-type params []param
-
-func (p *params) add(name, value string) { *p = append(*p, param{name, value}) }
-
-// encode writes the pairs percent-encoded, joined by &.
-func (p params) encode() string {
-	var b strings.Builder
-	for i, kv := range p {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(url.QueryEscape(kv.name))
-		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(kv.value))
-	}
-	return b.String()
-}
-
 // request is one call to make.
 type request struct {
 	ep endpoint
 	// id completes ep.path for routes with an id (spot/orders/{order_id}).
 	id     string
-	params params
+	params rest.Params
 	body   []byte
 	// cred signs the call; nil for public endpoints.
 	cred *exgate.Credential
@@ -134,26 +93,9 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("gateio: HTTP %d: %s", e.status, e.msg)
 }
 
-// transportError is a call that got no complete answer. sent is false when
-// nothing of the request reached the connection, so the exchange cannot
-// have acted on it.
-type transportError struct {
-	err  error
-	sent bool
-}
-
-func (e *transportError) Error() string { return "gateio: " + e.err.Error() }
-func (e *transportError) Unwrap() error { return e.err }
-
 // client builds, signs, paces and sends Gate REST calls.
 type client struct {
-	baseURL string
-	http    *http.Client
-	now     func() time.Time
-	log     *slog.Logger
-	limiter Limiter
-	maxWait time.Duration
-	backoff time.Duration
+	rest.Transport
 
 	// offset is Gate's clock minus ours, in ms, learned after a
 	// REQUEST_EXPIRED answer.
@@ -163,16 +105,7 @@ type client struct {
 
 // serverNow is our estimate of Gate's clock.
 func (c *client) serverNow() time.Time {
-	return c.now().Add(time.Duration(c.offset.Load()) * time.Millisecond)
-}
-
-// credKey names an account in limiter keys without exposing its API key.
-func credKey(cred *exgate.Credential) string {
-	if cred.ID != 0 {
-		return strconv.FormatInt(cred.ID, 10)
-	}
-	sum := sha256.Sum256([]byte(cred.Key))
-	return "k" + hex.EncodeToString(sum[:8])
+	return c.Now().Add(time.Duration(c.offset.Load()) * time.Millisecond)
 }
 
 // budgetKey returns the limiter key and budget a call counts against.
@@ -180,81 +113,54 @@ func budgetKey(r request) (string, limitSpec) {
 	spec := budgets[r.ep.budget]
 	switch {
 	case r.ep.budget == budgetOrder && r.cred != nil:
-		return "gateio/uid/" + credKey(r.cred) + "/orders/" + r.pair, spec
+		return "gateio/uid/" + rest.AccountKey(r.cred) + "/orders/" + r.pair, spec
 	case r.ep.budget == budgetWithdraw && r.cred != nil:
-		return "gateio/uid/" + credKey(r.cred) + "/withdrawals", spec
+		return "gateio/uid/" + rest.AccountKey(r.cred) + "/withdrawals", spec
 	case r.cred != nil:
-		return "gateio/uid/" + credKey(r.cred) + "/" + r.ep.name, spec
+		return "gateio/uid/" + rest.AccountKey(r.cred) + "/" + r.ep.name, spec
 	}
 	return "gateio/ip/" + r.ep.name, spec
 }
 
-// pace takes the call's cost from its budget, waiting when the wait fits,
-// and honours pauses set after 429 answers.
-func (c *client) pace(ctx context.Context, r request) error {
+// cost is what the call takes before it is sent.
+func cost(r request) rest.Budget {
 	key, spec := budgetKey(r)
-	until, err := c.limiter.PausedUntil(ctx, key)
-	if err != nil {
-		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "gateio pacing unavailable", Err: err}
-	}
-	if d := until.Sub(c.now()); d > 0 {
-		if err := pacing.Wait(ctx, d, c.maxWait, "gateio asked to back off"); err != nil {
-			return err
-		}
-	}
-	for {
-		ra, err := c.limiter.Reserve(ctx, key, 1, spec.rateLimit())
-		if err != nil {
-			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "gateio pacing unavailable", Err: err}
-		}
-		if ra <= 0 {
-			return nil
-		}
-		if err := pacing.Wait(ctx, ra, c.maxWait, "gateio request budget of "+r.ep.name+" in use"); err != nil {
-			return err
-		}
-	}
+	return rest.Budget{Key: key, Cost: 1, Limit: spec.rateLimit(), What: "request budget of " + r.ep.name}
 }
 
 // do sends the call. A REQUEST_EXPIRED answer (Timestamp more than 60 s
 // from Gate's clock) resynchronizes the clock offset; a read is then sent
 // once more, a write is not (Gate refused it before acting on it, so the
-// caller may send it again). Reads are retried up to maxReadRetries more
+// caller may send it again). Reads are retried up to rest.ReadRetries more
 // times on connection errors and 5xx answers; writes never are. Errors
 // are *exgate.Error, wrapping the *apiError when Gate answered.
 func (c *client) do(ctx context.Context, r request) ([]byte, error) {
+	var body []byte
 	resynced := false
-	retries := 0
-	for {
-		body, err := c.once(ctx, r)
-		if err == nil {
-			return body, nil
-		}
+	err := c.Retry(ctx, r.ep.write, retryable, func() error {
+		var err error
+		body, err = c.once(ctx, r)
 		if ae, ok := errors.AsType[*apiError](err); ok && ae.label == labelRequestExpired && r.ep.private && !resynced {
 			resynced = true
-			c.log.WarnContext(ctx, "gateio timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
+			c.Log.WarnContext(ctx, "gateio timestamp refused; resynchronizing clock", "endpoint", r.ep.name, "msg", ae.msg)
 			c.resync(ctx, ae)
 			if !r.ep.write {
-				continue
+				return rest.ErrAgain
 			}
-			return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, RetryAfter: time.Second,
+			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, RetryAfter: time.Second,
 				Detail: "gateio refused the " + r.ep.name + " request's timestamp (not executed); the clock was resynchronized, send it again", Err: err}
 		}
-		if r.ep.write || retries >= maxReadRetries || !retryable(err) {
-			return nil, c.classify(r.ep, err)
-		}
-		retries++
-		d := c.backoff << (retries - 1)
-		d += rand.N(d/2 + 1) // jitter
-		if werr := pacing.Wait(ctx, d, c.maxWait, "gateio retrying a failed read"); werr != nil {
-			return nil, c.classify(r.ep, err)
-		}
+		return err
+	})
+	if err != nil {
+		return nil, c.classify(r.ep, err)
 	}
+	return body, nil
 }
 
 // retryable reports whether a failed read may be sent again.
 func retryable(err error) bool {
-	if _, ok := errors.AsType[*transportError](err); ok {
+	if _, ok := errors.AsType[*rest.TransportError](err); ok {
 		return true
 	}
 	if ae, ok := errors.AsType[*apiError](err); ok {
@@ -266,26 +172,24 @@ func retryable(err error) bool {
 // once paces, signs and sends the call one time.
 func (c *client) once(ctx context.Context, r request) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, &transportError{err: err}
+		return nil, &rest.TransportError{Exchange: "gateio", Err: err}
 	}
-	if err := c.pace(ctx, r); err != nil {
+	if err := c.Pacer().Take(ctx, cost(r)); err != nil {
 		return nil, err
 	}
 	path := r.path()
-	query := r.params.encode()
-	u := c.baseURL + path
+	query := r.params.Encode()
+	u := c.BaseURL + path
 	if query != "" {
 		u += "?" + query
 	}
-	var sent atomic.Bool
-	trace := &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }}
 	var bodyReader io.Reader
 	if r.body != nil {
 		bodyReader = strings.NewReader(string(r.body))
 	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), r.ep.method, u, bodyReader)
+	req, err := http.NewRequestWithContext(ctx, r.ep.method, u, bodyReader)
 	if err != nil {
-		return nil, &transportError{err: err}
+		return nil, &rest.TransportError{Exchange: "gateio", Err: err}
 	}
 	req.Header.Set("Accept", "application/json")
 	if r.body != nil {
@@ -298,7 +202,7 @@ func (c *client) once(ctx context.Context, r request) ([]byte, error) {
 		// Gate signs the URL-decoded form of the query it receives.
 		signedQuery, err := url.QueryUnescape(query)
 		if err != nil {
-			return nil, &transportError{err: err}
+			return nil, &rest.TransportError{Exchange: "gateio", Err: err}
 		}
 		ts := strconv.FormatInt(c.serverNow().Unix(), 10)
 		req.Header.Set("KEY", r.cred.Key)
@@ -308,14 +212,14 @@ func (c *client) once(ctx context.Context, r request) ([]byte, error) {
 	if !r.expires.IsZero() {
 		req.Header.Set("x-gate-exptime", strconv.FormatInt(r.expires.UnixMilli(), 10))
 	}
-	resp, err := c.http.Do(req)
+	resp, err := rest.Send(c.HTTP, "gateio", req)
 	if err != nil {
-		return nil, &transportError{err: err, sent: sent.Load() && !isDialError(err)}
+		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := exgate.ReadAnswer(resp, maxBody)
+	data, err := rest.ReadAnswer(resp, maxBody)
 	if err != nil {
-		return nil, &transportError{err: fmt.Errorf("reading %s answer: %w", r.ep.name, err), sent: true}
+		return nil, rest.ReadError("gateio", r.ep.name, err)
 	}
 	c.observe(ctx, r, resp.Header)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
@@ -346,7 +250,7 @@ func parseError(status int, data []byte) *apiError {
 			ae.msg = strings.TrimSpace(eb.Detail)
 		}
 	} else {
-		ae.msg = strings.TrimSpace(truncate(data))
+		ae.msg = strings.TrimSpace(rest.Truncate(data))
 	}
 	if ae.msg == "" {
 		ae.msg = statusMessage(status, ae.label)
@@ -366,15 +270,6 @@ func statusMessage(status int, label string) string {
 	return "HTTP status " + strconv.Itoa(status)
 }
 
-// isDialError reports whether err happened while connecting, before any
-// byte of the request was written.
-func isDialError(err error) bool {
-	if oe, ok := errors.AsType[*net.OpError](err); ok {
-		return oe.Op == "dial"
-	}
-	return false
-}
-
 // backOff pauses the budget a 429 answer was about until Retry-After
 // (seconds) or, without it, Gate's X-Gate-RateLimit-Reset-Timestamp (the
 // Unix second the next window opens); failing both, the budget's window.
@@ -389,11 +284,11 @@ func (c *client) backOff(ctx context.Context, r request, ae *apiError, h http.He
 		}
 	}
 	ae.retryAfter = d
-	until := c.now().Add(d)
-	if err := c.limiter.Pause(ctx, key, until); err != nil {
-		c.log.ErrorContext(ctx, "gateio pause not recorded", "key", key, "err", err)
+	until := c.Now().Add(d)
+	if err := c.Limiter.Pause(ctx, key, until); err != nil {
+		c.Log.ErrorContext(ctx, "gateio pause not recorded", "key", key, "err", err)
 	}
-	c.log.WarnContext(ctx, "gateio rate limit answer; pausing", "status", ae.status, "label", ae.label, "key", key, "until", until)
+	c.Log.WarnContext(ctx, "gateio rate limit answer; pausing", "status", ae.status, "label", ae.label, "key", key, "until", until)
 }
 
 // resetTime reads X-Gate-RateLimit-Reset-Timestamp (Unix seconds; some
@@ -426,12 +321,12 @@ func (c *client) observe(ctx context.Context, r request, h http.Header) {
 		return
 	}
 	key, _ := budgetKey(r)
-	until := c.now().Add(w)
-	if err := c.limiter.Pause(ctx, key, until); err != nil {
-		c.log.ErrorContext(ctx, "gateio pause not recorded", "key", key, "err", err)
+	until := c.Now().Add(w)
+	if err := c.Limiter.Pause(ctx, key, until); err != nil {
+		c.Log.ErrorContext(ctx, "gateio pause not recorded", "key", key, "err", err)
 		return
 	}
-	c.log.WarnContext(ctx, "gateio budget used up; pausing until the window turns", "key", key, "until", until)
+	c.Log.WarnContext(ctx, "gateio budget used up; pausing until the window turns", "key", key, "until", until)
 }
 
 // resync learns the clock offset from GET /spot/time (milliseconds);
@@ -441,19 +336,19 @@ func (c *client) resync(ctx context.Context, ae *apiError) {
 	ch := c.group.DoChan("time", func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		t0 := c.now()
+		t0 := c.Now()
 		body, err := c.once(ctx, request{ep: epTime})
 		if err != nil {
 			return nil, err
 		}
-		t1 := c.now()
+		t1 := c.Now()
 		ms, err := parseServerTime(body)
 		if err != nil {
 			return nil, err
 		}
 		mid := t0.Add(t1.Sub(t0) / 2)
 		c.offset.Store(ms - mid.UnixMilli())
-		c.log.InfoContext(ctx, "gateio clock offset learned", "offsetMs", c.offset.Load())
+		c.Log.InfoContext(ctx, "gateio clock offset learned", "offsetMs", c.offset.Load())
 		return nil, nil
 	})
 	var err error
@@ -467,11 +362,11 @@ func (c *client) resync(ctx context.Context, ae *apiError) {
 		return
 	}
 	if !ae.date.IsZero() {
-		c.offset.Store(ae.date.Add(500*time.Millisecond).UnixMilli() - c.now().UnixMilli())
-		c.log.WarnContext(ctx, "gateio clock offset taken from the Date header", "offsetMs", c.offset.Load(), "timeErr", err)
+		c.offset.Store(ae.date.Add(500*time.Millisecond).UnixMilli() - c.Now().UnixMilli())
+		c.Log.WarnContext(ctx, "gateio clock offset taken from the Date header", "offsetMs", c.offset.Load(), "timeErr", err)
 		return
 	}
-	c.log.ErrorContext(ctx, "gateio clock offset not learned", "err", err)
+	c.Log.ErrorContext(ctx, "gateio clock offset not learned", "err", err)
 }
 
 // parseServerTime reads {"server_time": ms}.
@@ -480,12 +375,10 @@ func parseServerTime(body []byte) (int64, error) {
 		ServerTime int64 `json:"server_time"`
 	}
 	if err := json.Unmarshal(body, &st); err != nil || st.ServerTime <= 0 {
-		return 0, fmt.Errorf("gateio: bad server time answer %q", truncate(body))
+		return 0, fmt.Errorf("gateio: bad server time answer %q", rest.Truncate(body))
 	}
 	return st.ServerTime, nil
 }
-
-func truncate(b []byte) string { return string(b[:min(len(b), 200)]) }
 
 // classify turns a failed call into the *exgate.Error the gateway answers
 // with. For writes, anything that leaves the outcome unknown (a connection
@@ -493,17 +386,8 @@ func truncate(b []byte) string { return string(b[:min(len(b), 200)]) }
 // EXCHANGE_TIMEOUT, never a failure: the gateway then reconciles by client
 // id.
 func (c *client) classify(ep endpoint, err error) *exgate.Error {
-	if e, ok := errors.AsType[*exgate.Error](err); ok {
+	if e, ok := rest.Classify(err, ep.name, ep.write); ok {
 		return e
-	}
-	if te, ok := errors.AsType[*transportError](err); ok {
-		switch {
-		case ep.write && te.sent:
-			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "gateio did not answer the " + ep.name + " request; its outcome is unknown", Err: err}
-		case isTimeout(te.err):
-			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "gateio did not answer in time", Err: err}
-		}
-		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "gateio is unreachable", Err: err}
 	}
 	ae, ok := errors.AsType[*apiError](err)
 	if !ok {
@@ -549,17 +433,6 @@ func classifyAPI(ep endpoint, ae *apiError) *exgate.Error {
 		out.RetryAfter = budgets[budgetWithdraw].window
 	}
 	return out
-}
-
-// isTimeout reports whether err is a deadline or network timeout.
-func isTimeout(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	if ne, ok := errors.AsType[net.Error](err); ok {
-		return ne.Timeout()
-	}
-	return false
 }
 
 // badAnswer is the error for a 2xx answer the adapter cannot read. After a

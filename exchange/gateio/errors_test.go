@@ -14,6 +14,7 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/gateio/gateiofake"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // recordingLimiter never makes a call wait and records pauses.
@@ -171,8 +172,8 @@ func TestErrorLabels(t *testing.T) {
 				switch {
 				case kind != "read" && sent != 1:
 					t.Errorf("%s sent %d times, want once (never retried)", kind, sent)
-				case kind == "read" && tc.status >= 500 && sent != 1+maxReadRetries:
-					t.Errorf("read sent %d times after %d answers, want %d", sent, tc.status, 1+maxReadRetries)
+				case kind == "read" && tc.status >= 500 && sent != 1+rest.ReadRetries:
+					t.Errorf("read sent %d times after %d answers, want %d", sent, tc.status, 1+rest.ReadRetries)
 				case kind == "read" && tc.status < 500 && sent != 1:
 					t.Errorf("read sent %d times after a %d answer, want once", sent, tc.status)
 				}

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
-	"github.com/exgate/exgate/internal/pacing"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // pair is one of Gate's currency pairs with the rules the adapter checks
@@ -98,7 +98,7 @@ func (m *markets) load(ctx context.Context) (*pairSet, error) {
 		if err != nil {
 			return nil, badAnswer(epPairs, err)
 		}
-		set := &pairSet{bySym: make(map[exgate.Symbol]*pair, len(rows)), fetched: m.c.now()}
+		set := &pairSet{bySym: make(map[exgate.Symbol]*pair, len(rows)), fetched: m.c.Now()}
 		for _, r := range rows {
 			p := &pair{
 				id:              r.ID,
@@ -118,15 +118,7 @@ func (m *markets) load(ctx context.Context) (*pairSet, error) {
 		m.set.Store(set)
 		return set, nil
 	})
-	select {
-	case <-ctx.Done():
-		return nil, pacing.Unavailable(0, "gateio currency pairs not loaded: %v", ctx.Err())
-	case res := <-ch:
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*pairSet), nil
-	}
+	return rest.Await[*pairSet](ctx, ch, "gateio currency pairs")
 }
 
 // current returns the cached list, loading it on first use and starting a
@@ -136,11 +128,11 @@ func (m *markets) current(ctx context.Context) (*pairSet, error) {
 	if set == nil {
 		return m.load(ctx)
 	}
-	if m.c.now().Sub(set.fetched) > m.ttl && m.refreshing.CompareAndSwap(false, true) {
+	if m.c.Now().Sub(set.fetched) > m.ttl && m.refreshing.CompareAndSwap(false, true) {
 		go func() {
 			defer m.refreshing.Store(false)
 			if _, err := m.load(context.WithoutCancel(ctx)); err != nil {
-				m.c.log.WarnContext(ctx, "gateio currency pairs not refreshed; keeping the cached list", "err", err)
+				m.c.Log.WarnContext(ctx, "gateio currency pairs not refreshed; keeping the cached list", "err", err)
 			}
 		}()
 	}
@@ -157,7 +149,7 @@ func (m *markets) lookup(ctx context.Context, sym exgate.Symbol) (*pair, error) 
 	if p, ok := set.bySym[sym]; ok {
 		return p, nil
 	}
-	if m.c.now().Sub(set.fetched) > m.minRefresh {
+	if m.c.Now().Sub(set.fetched) > m.minRefresh {
 		if set, err = m.load(ctx); err != nil {
 			return nil, err
 		}

@@ -11,37 +11,11 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // This file holds Gate's wire shapes and the parsers of its answers: every
 // function here reads untrusted bytes and has a fuzz target.
-
-// dec is a decimal read from a JSON string or number; null and "" leave
-// zero and unset. It refuses anything exgate.ParseDecimal refuses.
-type dec struct {
-	decimal.Decimal
-	set bool
-}
-
-// UnmarshalJSON reads a JSON string or number.
-func (d *dec) UnmarshalJSON(b []byte) error {
-	s := string(b)
-	if s == "null" {
-		return nil
-	}
-	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		s = s[1 : len(s)-1]
-	}
-	if s == "" {
-		return nil
-	}
-	v, err := exgate.ParseDecimal(s)
-	if err != nil {
-		return fmt.Errorf("bad decimal %q", truncate(b))
-	}
-	d.Decimal, d.set = v, true
-	return nil
-}
 
 // text is a JSON string that also accepts a number or null (Gate writes
 // some ids and times either way).
@@ -65,7 +39,7 @@ func (t *text) UnmarshalJSON(b []byte) error {
 		*t = text(b)
 		return nil
 	}
-	return fmt.Errorf("want a string or number, got %q", truncate(b))
+	return fmt.Errorf("want a string or number, got %q", rest.Truncate(b))
 }
 
 // millis reads a time Gate writes as seconds (or, when scale is 1,
@@ -78,7 +52,7 @@ func millis(t text, scale int64) (int64, error) {
 	}
 	d, err := exgate.ParseDecimal(s)
 	if err != nil || d.IsNegative() {
-		return 0, fmt.Errorf("bad time %q", truncate([]byte(s)))
+		return 0, fmt.Errorf("bad time %q", rest.Truncate([]byte(s)))
 	}
 	ms := d.Mul(decimal.NewFromInt(scale)).Truncate(0)
 	if ms.GreaterThan(decimal.NewFromInt(1 << 50)) {
@@ -89,18 +63,18 @@ func millis(t text, scale int64) (int64, error) {
 
 // pairJSON is one entry of GET /spot/currency_pairs.
 type pairJSON struct {
-	ID              string `json:"id"`
-	Base            string `json:"base"`
-	Quote           string `json:"quote"`
-	MinBaseAmount   dec    `json:"min_base_amount"`
-	MinQuoteAmount  dec    `json:"min_quote_amount"`
-	MaxBaseAmount   dec    `json:"max_base_amount"`
-	MaxQuoteAmount  dec    `json:"max_quote_amount"`
-	AmountPrecision *int32 `json:"amount_precision"`
-	Precision       *int32 `json:"precision"`
-	TradeStatus     string `json:"trade_status"`
-	BuyStart        text   `json:"buy_start"`
-	SellStart       text   `json:"sell_start"`
+	ID              string       `json:"id"`
+	Base            string       `json:"base"`
+	Quote           string       `json:"quote"`
+	MinBaseAmount   rest.Decimal `json:"min_base_amount"`
+	MinQuoteAmount  rest.Decimal `json:"min_quote_amount"`
+	MaxBaseAmount   rest.Decimal `json:"max_base_amount"`
+	MaxQuoteAmount  rest.Decimal `json:"max_quote_amount"`
+	AmountPrecision *int32       `json:"amount_precision"`
+	Precision       *int32       `json:"precision"`
+	TradeStatus     string       `json:"trade_status"`
+	BuyStart        text         `json:"buy_start"`
+	SellStart       text         `json:"sell_start"`
 }
 
 // parsePairs reads the pair list. Entries without an id, base, quote or
@@ -210,7 +184,7 @@ func plainDecimal(s string) (string, error) {
 	}
 	d, err := exgate.ParseDecimal(s)
 	if err != nil || d.IsNegative() {
-		return "", fmt.Errorf("bad decimal %q", truncate([]byte(s)))
+		return "", fmt.Errorf("bad decimal %q", rest.Truncate([]byte(s)))
 	}
 	return d.String(), nil
 }
@@ -289,9 +263,9 @@ func sortLevels(ls []level, descending bool) {
 
 // accountJSON is one entry of GET /spot/accounts.
 type accountJSON struct {
-	Currency  string `json:"currency"`
-	Available dec    `json:"available"`
-	Locked    dec    `json:"locked"`
+	Currency  string       `json:"currency"`
+	Available rest.Decimal `json:"available"`
+	Locked    rest.Decimal `json:"locked"`
 }
 
 // parseAccounts reads the balances; rows without a currency are an error.
@@ -314,26 +288,26 @@ func parseAccounts(body []byte) ([]accountJSON, error) {
 // orderJSON is Gate's spot order object (POST /spot/orders with
 // action_mode FULL, GET /spot/orders/{id}, GET /spot/orders).
 type orderJSON struct {
-	ID            text   `json:"id"`
-	Text          string `json:"text"`
-	CreateTime    text   `json:"create_time"`
-	UpdateTime    text   `json:"update_time"`
-	CreateTimeMs  text   `json:"create_time_ms"`
-	UpdateTimeMs  text   `json:"update_time_ms"`
-	Status        string `json:"status"`
-	CurrencyPair  string `json:"currency_pair"`
-	Type          string `json:"type"`
-	Side          string `json:"side"`
-	Amount        dec    `json:"amount"`
-	Left          dec    `json:"left"`
-	FilledAmount  dec    `json:"filled_amount"`
-	FilledTotal   dec    `json:"filled_total"`
-	AvgDealPrice  dec    `json:"avg_deal_price"`
-	Fee           dec    `json:"fee"`
-	FeeCurrency   string `json:"fee_currency"`
-	PointFee      dec    `json:"point_fee"`
-	GTFee         dec    `json:"gt_fee"`
-	FinishAs      string `json:"finish_as"`
+	ID            text         `json:"id"`
+	Text          string       `json:"text"`
+	CreateTime    text         `json:"create_time"`
+	UpdateTime    text         `json:"update_time"`
+	CreateTimeMs  text         `json:"create_time_ms"`
+	UpdateTimeMs  text         `json:"update_time_ms"`
+	Status        string       `json:"status"`
+	CurrencyPair  string       `json:"currency_pair"`
+	Type          string       `json:"type"`
+	Side          string       `json:"side"`
+	Amount        rest.Decimal `json:"amount"`
+	Left          rest.Decimal `json:"left"`
+	FilledAmount  rest.Decimal `json:"filled_amount"`
+	FilledTotal   rest.Decimal `json:"filled_total"`
+	AvgDealPrice  rest.Decimal `json:"avg_deal_price"`
+	Fee           rest.Decimal `json:"fee"`
+	FeeCurrency   string       `json:"fee_currency"`
+	PointFee      rest.Decimal `json:"point_fee"`
+	GTFee         rest.Decimal `json:"gt_fee"`
+	FinishAs      string       `json:"finish_as"`
 	createdMillis int64
 	updatedMillis int64
 }
@@ -368,7 +342,7 @@ func checkOrder(o *orderJSON) error {
 	if o.Side != "buy" && o.Side != "sell" {
 		return fmt.Errorf("order %s: side %q", o.ID, o.Side)
 	}
-	for name, d := range map[string]dec{"amount": o.Amount, "left": o.Left, "filled_amount": o.FilledAmount,
+	for name, d := range map[string]rest.Decimal{"amount": o.Amount, "left": o.Left, "filled_amount": o.FilledAmount,
 		"filled_total": o.FilledTotal, "avg_deal_price": o.AvgDealPrice, "fee": o.Fee, "point_fee": o.PointFee, "gt_fee": o.GTFee} {
 		if d.IsNegative() {
 			return fmt.Errorf("order %s: negative %s", o.ID, name)
@@ -394,15 +368,15 @@ func orderTime(ms, sec text) (int64, error) {
 
 // depositJSON is one entry of GET /wallet/deposits.
 type depositJSON struct {
-	ID        text   `json:"id"`
-	TxID      string `json:"txid"`
-	Timestamp text   `json:"timestamp"`
-	Amount    dec    `json:"amount"`
-	Currency  string `json:"currency"`
-	Address   string `json:"address"`
-	Memo      string `json:"memo"`
-	Status    string `json:"status"`
-	Chain     string `json:"chain"`
+	ID        text         `json:"id"`
+	TxID      string       `json:"txid"`
+	Timestamp text         `json:"timestamp"`
+	Amount    rest.Decimal `json:"amount"`
+	Currency  string       `json:"currency"`
+	Address   string       `json:"address"`
+	Memo      string       `json:"memo"`
+	Status    string       `json:"status"`
+	Chain     string       `json:"chain"`
 }
 
 // parseDeposits reads the deposit records.
@@ -428,28 +402,28 @@ func parseDeposits(body []byte) ([]depositJSON, error) {
 // withdrawalJSON is a withdrawal record (GET /wallet/withdrawals) or the
 // answer of POST /withdrawals, which has fee_amount instead of fee.
 type withdrawalJSON struct {
-	ID              text   `json:"id"`
-	TxID            string `json:"txid"`
-	BlockNumber     text   `json:"block_number"`
-	WithdrawOrderID string `json:"withdraw_order_id"`
-	Timestamp       text   `json:"timestamp"`
-	Amount          dec    `json:"amount"`
-	Fee             dec    `json:"fee"`
-	FeeAmount       dec    `json:"fee_amount"`
-	Currency        string `json:"currency"`
-	Address         string `json:"address"`
-	Memo            string `json:"memo"`
-	Status          string `json:"status"`
-	Chain           string `json:"chain"`
-	FailReason      string `json:"fail_reason"`
+	ID              text         `json:"id"`
+	TxID            string       `json:"txid"`
+	BlockNumber     text         `json:"block_number"`
+	WithdrawOrderID string       `json:"withdraw_order_id"`
+	Timestamp       text         `json:"timestamp"`
+	Amount          rest.Decimal `json:"amount"`
+	Fee             rest.Decimal `json:"fee"`
+	FeeAmount       rest.Decimal `json:"fee_amount"`
+	Currency        string       `json:"currency"`
+	Address         string       `json:"address"`
+	Memo            string       `json:"memo"`
+	Status          string       `json:"status"`
+	Chain           string       `json:"chain"`
+	FailReason      string       `json:"fail_reason"`
 }
 
 // fee returns the record's fee and whether it carries one.
 func (w withdrawalJSON) fee() (decimal.Decimal, bool) {
-	if w.Fee.set {
+	if w.Fee.Set {
 		return w.Fee.Decimal, true
 	}
-	return w.FeeAmount.Decimal, w.FeeAmount.set
+	return w.FeeAmount.Decimal, w.FeeAmount.Set
 }
 
 // parseWithdrawal reads the answer of POST /withdrawals.
@@ -542,13 +516,13 @@ func parseChains(body []byte) ([]chainJSON, error) {
 
 // withdrawStatusJSON is one entry of GET /wallet/withdraw_status.
 type withdrawStatusJSON struct {
-	Currency                string            `json:"currency"`
-	WithdrawPercent         string            `json:"withdraw_percent"`
-	WithdrawFix             dec               `json:"withdraw_fix"`
-	WithdrawAmountMini      dec               `json:"withdraw_amount_mini"`
-	WithdrawEachtimeLimit   dec               `json:"withdraw_eachtime_limit"`
-	WithdrawFixOnChains     map[string]dec    `json:"withdraw_fix_on_chains"`
-	WithdrawPercentOnChains map[string]string `json:"withdraw_percent_on_chains"`
+	Currency                string                  `json:"currency"`
+	WithdrawPercent         string                  `json:"withdraw_percent"`
+	WithdrawFix             rest.Decimal            `json:"withdraw_fix"`
+	WithdrawAmountMini      rest.Decimal            `json:"withdraw_amount_mini"`
+	WithdrawEachtimeLimit   rest.Decimal            `json:"withdraw_eachtime_limit"`
+	WithdrawFixOnChains     map[string]rest.Decimal `json:"withdraw_fix_on_chains"`
+	WithdrawPercentOnChains map[string]string       `json:"withdraw_percent_on_chains"`
 }
 
 // parseWithdrawStatus reads the withdrawal rules of currencies.

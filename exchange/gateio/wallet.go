@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
-	"github.com/exgate/exgate/internal/pacing"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // Balances returns every spot currency with a non-zero available or
@@ -60,13 +60,13 @@ const (
 // here, since Gate has no status filter).
 func (e *Exchange) RecentDeposits(ctx context.Context, cred exgate.Credential, f exgate.DepositFilter) ([]exgate.Deposit, error) {
 	now := e.c.serverNow()
-	var ps params
+	var ps rest.Params
 	if f.Asset != "" {
-		ps.add("currency", exgate.NormalizeAsset(f.Asset))
+		ps.Add("currency", exgate.NormalizeAsset(f.Asset))
 	}
-	ps.add("from", strconv.FormatInt(now.Add(-depositWindow).Add(time.Minute).Unix(), 10))
-	ps.add("to", strconv.FormatInt(now.Unix(), 10))
-	ps.add("limit", strconv.Itoa(depositLimit))
+	ps.Add("from", strconv.FormatInt(now.Add(-depositWindow).Add(time.Minute).Unix(), 10))
+	ps.Add("to", strconv.FormatInt(now.Unix(), 10))
+	ps.Add("limit", strconv.Itoa(depositLimit))
 	body, err := e.c.do(ctx, request{ep: epDeposits, params: ps, cred: &cred})
 	if err != nil {
 		return nil, err
@@ -128,8 +128,8 @@ func (e *Exchange) DepositAddress(ctx context.Context, cred exgate.Credential, r
 	if ch.IsDisabled != 0 || ch.IsDepositDisabled != 0 {
 		return exgate.DepositAddress{}, exgate.Errorf(exgate.CodeExchangeUnavailable, "gateio has suspended %s deposits on %s", asset, ch.Chain)
 	}
-	var ps params
-	ps.add("currency", asset)
+	var ps rest.Params
+	ps.Add("currency", asset)
 	body, err := e.c.do(ctx, request{ep: epDepositAddress, params: ps, cred: &cred})
 	if err != nil {
 		return exgate.DepositAddress{}, err
@@ -228,10 +228,10 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 		}
 	}
 	if _, ok := w.fee(); !ok {
-		w.Fee = dec{Decimal: fee, set: true}
+		w.Fee = rest.Decimal{Decimal: fee, Set: true}
 	}
-	if !w.Amount.set {
-		w.Amount = dec{Decimal: gross, set: true}
+	if !w.Amount.Set {
+		w.Amount = rest.Decimal{Decimal: gross, Set: true}
 	}
 	out := e.normalizeWithdrawal(w, req.ClientWithdrawalID)
 	out.Network = networkOf(ch.Chain)
@@ -242,7 +242,7 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 		out.Tag = strings.TrimSpace(req.Tag)
 	}
 	if out.Timestamp == 0 {
-		out.Timestamp = e.c.now().UnixMilli()
+		out.Timestamp = e.c.Now().UnixMilli()
 	}
 	return out, nil
 }
@@ -253,8 +253,8 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 // percentage fee p makes the amount sent (net + fixed) / (1 - p), rounded
 // up to the precision.
 func (e *Exchange) withdrawAmount(ctx context.Context, cred exgate.Credential, asset string, ch chainJSON, net decimal.Decimal) (gross, fee decimal.Decimal, err error) {
-	var ps params
-	ps.add("currency", asset)
+	var ps rest.Params
+	ps.Add("currency", asset)
 	body, err := e.c.do(ctx, request{ep: epWithdrawStatus, params: ps, cred: &cred})
 	if err != nil {
 		return decimal.Zero, decimal.Zero, err
@@ -348,17 +348,17 @@ const withdrawalWindow = 30 * 24 * time.Hour
 
 // findWithdrawal reads the record of one withdrawal.
 func (e *Exchange) findWithdrawal(ctx context.Context, cred exgate.Credential, q exgate.WithdrawalQuery) (withdrawalJSON, error) {
-	var ps params
+	var ps rest.Params
 	if q.Asset != "" {
-		ps.add("currency", exgate.NormalizeAsset(q.Asset))
+		ps.Add("currency", exgate.NormalizeAsset(q.Asset))
 	}
 	if q.ExchangeID != "" {
-		ps.add("withdraw_id", q.ExchangeID)
+		ps.Add("withdraw_id", q.ExchangeID)
 	} else {
 		now := e.c.serverNow()
-		ps.add("withdraw_order_id", q.ClientWithdrawalID)
-		ps.add("from", strconv.FormatInt(now.Add(-withdrawalWindow).Add(time.Minute).Unix(), 10))
-		ps.add("to", strconv.FormatInt(now.Add(time.Minute).Unix(), 10))
+		ps.Add("withdraw_order_id", q.ClientWithdrawalID)
+		ps.Add("from", strconv.FormatInt(now.Add(-withdrawalWindow).Add(time.Minute).Unix(), 10))
+		ps.Add("to", strconv.FormatInt(now.Add(time.Minute).Unix(), 10))
 	}
 	body, err := e.c.do(ctx, request{ep: epWithdrawals, params: ps, cred: &cred})
 	if err != nil {
@@ -435,14 +435,14 @@ func (cc *chainCache) get(ctx context.Context, asset string) ([]chainJSON, error
 	cc.mu.Lock()
 	ent := cc.entries[asset]
 	cc.mu.Unlock()
-	if ent != nil && cc.c.now().Sub(ent.fetched) <= cc.ttl {
+	if ent != nil && cc.c.Now().Sub(ent.fetched) <= cc.ttl {
 		return ent.chains, nil
 	}
 	ch := cc.group.DoChan(asset, func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		var ps params
-		ps.add("currency", asset)
+		var ps rest.Params
+		ps.Add("currency", asset)
 		body, err := cc.c.do(ctx, request{ep: epChains, params: ps})
 		if err != nil {
 			return nil, err
@@ -452,23 +452,16 @@ func (cc *chainCache) get(ctx context.Context, asset string) ([]chainJSON, error
 			return nil, badAnswer(epChains, err)
 		}
 		cc.mu.Lock()
-		cc.entries[asset] = &chainEntry{chains: rows, fetched: cc.c.now()}
+		cc.entries[asset] = &chainEntry{chains: rows, fetched: cc.c.Now()}
 		cc.mu.Unlock()
 		return rows, nil
 	})
-	select {
-	case <-ctx.Done():
-		return nil, pacing.Unavailable(0, "gateio chains of %s not loaded: %v", asset, ctx.Err())
-	case res := <-ch:
-		if res.Err != nil {
-			if ent != nil {
-				cc.c.log.WarnContext(ctx, "gateio chains not refreshed; using the cached list", "asset", asset, "err", res.Err)
-				return ent.chains, nil
-			}
-			return nil, res.Err
-		}
-		return res.Val.([]chainJSON), nil
+	rows, err := rest.Await[[]chainJSON](ctx, ch, "gateio chains of "+asset)
+	if err != nil && ent != nil {
+		cc.c.Log.WarnContext(ctx, "gateio chains not refreshed; using the cached list", "asset", asset, "err", err)
+		return ent.chains, nil
 	}
+	return rows, err
 }
 
 // chain finds the Gate chain of asset for a network code. An unknown asset

@@ -10,31 +10,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
-
-// Limiter paces calls to the exchange; localstate.Limiter (in process)
-// and the redis package's limiter (shared by instances) implement it.
-type Limiter interface {
-	// Reserve takes cost from key's budget, or returns how long until it could (0 = taken).
-	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (retryAfter time.Duration, err error)
-	// Pause stops all calls for key until t (the exchange said back off).
-	Pause(ctx context.Context, key string, until time.Time) error
-	// PausedUntil reports the pause end for key (zero time if none).
-	PausedUntil(ctx context.Context, key string) (time.Time, error)
-}
 
 // Nonces hands out Kraken nonces; localstate.Nonces (in process) and the
 // redis package's nonces (shared by instances) implement it.
@@ -95,29 +80,12 @@ const publicPaceKey = "kraken:public"
 
 // client sends requests to Kraken's REST API.
 type client struct {
-	baseURL    string
-	http       *http.Client
-	now        func() time.Time
-	log        *slog.Logger
-	limiter    Limiter
-	nonces     Nonces
-	tier       Tier
-	retryDelay time.Duration
-	maxWait    time.Duration
-	locks      keyLocks
-	shared     KeyLocks // nil: calls are serialized in this process only
+	rest.Transport
+	nonces Nonces
+	tier   Tier
+	locks  keyLocks
+	shared KeyLocks // nil: calls are serialized in this process only
 }
-
-// transportError is a request that got no answer.
-type transportError struct {
-	// sent reports whether the request headers were written, after which
-	// Kraken may have processed the request.
-	sent bool
-	err  error
-}
-
-func (e *transportError) Error() string { return "kraken: " + e.err.Error() }
-func (e *transportError) Unwrap() error { return e.err }
 
 // statusError is an answer with an HTTP status other than 200 (Kraken
 // answers its own errors with 200; other statuses come from its edge).
@@ -172,12 +140,12 @@ func parseEnvelope(body []byte) (json.RawMessage, error) {
 
 // public calls GET /0/public/<method> and decodes the result into out.
 func (c *client) public(ctx context.Context, method string, q url.Values, out any) error {
-	u := c.baseURL + "/0/public/" + method
+	u := c.BaseURL + "/0/public/" + method
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
-	err := c.withRetries(ctx, kindRead, func() error {
-		if err := c.pace(ctx, publicPaceKey, 1, publicLimit); err != nil {
+	err := c.Retry(ctx, false, retryable, func() error {
+		if err := c.Pacer().Take(ctx, rest.Budget{Key: publicPaceKey, Cost: 1, Limit: publicLimit, What: "public call budget"}); err != nil {
 			return err
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -215,13 +183,13 @@ func (c *client) private(ctx context.Context, cred exgate.Credential, method str
 		paceKey, limit = "kraken:trade:"+cred.Key+":"+pair, tradingCounter[c.tier]
 	}
 	path := "/0/private/" + method
-	err := c.withRetries(ctx, kind, func() error {
-		if err := c.pace(ctx, paceKey, 1, limit); err != nil {
+	err := c.Retry(ctx, kind.mutation(), retryable, func() error {
+		if err := c.Pacer().Take(ctx, rest.Budget{Key: paceKey, Cost: 1, Limit: limit, What: "call counter of this key"}); err != nil {
 			return err
 		}
 		unlock, err := c.locks.lock(ctx, cred.Key)
 		if err != nil {
-			return &transportError{err: err}
+			return &rest.TransportError{Exchange: "kraken", Err: err}
 		}
 		defer unlock()
 		if c.shared != nil {
@@ -235,7 +203,7 @@ func (c *client) private(ctx context.Context, cred exgate.Credential, method str
 			}
 			defer unlockShared()
 		}
-		nonce, err := c.nonces.Next(ctx, "kraken:"+cred.Key, c.now().UnixMicro())
+		nonce, err := c.nonces.Next(ctx, "kraken:"+cred.Key, c.Now().UnixMicro())
 		if err != nil {
 			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "kraken: cannot allocate a nonce; nothing was sent", RetryAfter: time.Second, Err: err}
 		}
@@ -250,7 +218,7 @@ func (c *client) private(ctx context.Context, cred exgate.Credential, method str
 		if err != nil {
 			return err
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL+path, strings.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+path, strings.NewReader(body))
 		if err != nil {
 			return err
 		}
@@ -290,20 +258,17 @@ func decodeResult(body []byte, out any) error {
 
 // do sends req and returns the body of a 200 answer.
 func (c *client) do(req *http.Request) ([]byte, error) {
-	var wrote atomic.Bool
-	trace := &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(true) }}
-	req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
-	resp, err := c.http.Do(req)
+	resp, err := rest.Send(c.HTTP, "kraken", req)
 	if err != nil {
-		return nil, &transportError{sent: wrote.Load(), err: err}
+		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := exgate.ReadAnswer(resp, maxBody)
-	if errors.Is(err, exgate.ErrAnswerTooLarge) {
+	body, err := rest.ReadAnswer(resp, maxBody)
+	if errors.Is(err, rest.ErrAnswerTooLarge) {
 		return nil, &decodeError{err}
 	}
 	if err != nil {
-		return nil, &transportError{sent: true, err: err}
+		return nil, rest.ReadError("kraken", req.URL.Path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		se := &statusError{status: resp.StatusCode, body: string(bytes.TrimSpace(body[:min(len(body), 200)]))}
@@ -317,7 +282,7 @@ func (c *client) do(req *http.Request) ([]byte, error) {
 
 // retryable reports whether a read may be sent again after err.
 func retryable(err error) bool {
-	var te *transportError
+	var te *rest.TransportError
 	var se *statusError
 	var ae *apiError
 	switch {
@@ -331,108 +296,20 @@ func retryable(err error) bool {
 	return false
 }
 
-// withRetries runs attempt once for a mutation, and up to three times for
-// a read while it fails with a retryable error, with jittered backoff that
-// fits before the ctx deadline.
-func (c *client) withRetries(ctx context.Context, kind callKind, attempt func() error) error {
-	tries := 1
-	if kind == kindRead {
-		tries = 3
-	}
-	for i := 1; ; i++ {
-		err := attempt()
-		if err == nil || i >= tries || !retryable(err) || ctx.Err() != nil {
-			return err
-		}
-		d := c.retryDelay*time.Duration(i) + rand.N(c.retryDelay/2+1)
-		if !fitsDeadline(ctx, d, c.maxWait) {
-			return err
-		}
-		if werr := waitFor(ctx, d); werr != nil {
-			return err
-		}
-	}
-}
-
-// fitsDeadline reports whether waiting d still leaves time before ctx's
-// deadline (or, without a deadline, whether d is at most maxWait).
-func fitsDeadline(ctx context.Context, d, maxWait time.Duration) bool {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		return d <= maxWait
-	}
-	return time.Until(deadline) > d
-}
-
-// waitFor blocks for d or until ctx is done.
-func waitFor(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// pace takes cost from key's budget, waiting when the wait fits before the
-// ctx deadline, else it returns EXCHANGE_UNAVAILABLE with RetryAfter and
-// nothing is sent.
-func (c *client) pace(ctx context.Context, key string, cost int, limit exgate.RateLimit) error {
-	for {
-		until, err := c.limiter.PausedUntil(ctx, key)
-		if err != nil {
-			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "kraken: pacing state unavailable; nothing was sent", RetryAfter: time.Second, Err: err}
-		}
-		wait := until.Sub(c.now())
-		if wait <= 0 {
-			wait, err = c.limiter.Reserve(ctx, key, cost, limit)
-			if err != nil {
-				return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "kraken: pacing state unavailable; nothing was sent", RetryAfter: time.Second, Err: err}
-			}
-			if wait <= 0 {
-				return nil
-			}
-		}
-		if !fitsDeadline(ctx, wait, c.maxWait) {
-			return &exgate.Error{
-				Code:       exgate.CodeExchangeUnavailable,
-				Detail:     "Kraken's rate limit for this key is reached; nothing was sent",
-				RetryAfter: wait,
-			}
-		}
-		if err := waitFor(ctx, wait); err != nil {
-			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "kraken: gave up waiting for the rate limit; nothing was sent", RetryAfter: wait, Err: err}
-		}
-	}
-}
-
 // classify turns a failed call into an *exgate.Error. An order or
 // withdrawal whose outcome is unknown (no answer after the request was
 // written, 5xx, unparseable answer, a Kraken internal error) is
 // EXCHANGE_TIMEOUT. Rate-limit answers pause paceKey.
 func (c *client) classify(ctx context.Context, kind callKind, paceKey string, limit exgate.RateLimit, method string, err error) error {
-	if xe, ok := errors.AsType[*exgate.Error](err); ok {
+	if xe, ok := rest.Classify(err, method, kind.mutation()); ok {
 		return xe
 	}
 	var (
-		te *transportError
 		se *statusError
 		ae *apiError
 		de *decodeError
 	)
 	switch {
-	case errors.As(err, &te):
-		timedOut := errors.Is(err, context.DeadlineExceeded) || isNetTimeout(err)
-		switch {
-		case kind.mutation() && te.sent:
-			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "no answer from Kraken to " + method + "; the outcome is unknown", Err: err}
-		case timedOut && te.sent:
-			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "no answer from Kraken to " + method + " in time", Err: err}
-		default:
-			return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "cannot reach Kraken; " + method + " was not sent", RetryAfter: time.Second, Err: err}
-		}
 	case errors.As(err, &se):
 		if se.status == http.StatusTooManyRequests {
 			ra := se.retryAfter
@@ -489,7 +366,7 @@ func (c *client) apiErrorToExgate(ctx context.Context, kind callKind, paceKey st
 		backoff = time.Duration(rule.drain) * limit.Period / time.Duration(limit.Rate)
 	}
 	if t := throttledUntil(msg); !t.IsZero() {
-		backoff = max(t.Sub(c.now()), time.Second)
+		backoff = max(t.Sub(c.Now()), time.Second)
 	}
 	if backoff > 0 {
 		xe.RetryAfter = backoff
@@ -503,15 +380,9 @@ func (c *client) apiErrorToExgate(ctx context.Context, kind callKind, paceKey st
 // pause stops calls for key for d; a failure is only logged (the answer
 // already says to back off).
 func (c *client) pause(ctx context.Context, key string, d time.Duration) {
-	if err := c.limiter.Pause(context.WithoutCancel(ctx), key, c.now().Add(d)); err != nil {
-		c.log.WarnContext(ctx, "kraken: cannot record pause", "key", key, "err", err)
+	if err := c.Limiter.Pause(context.WithoutCancel(ctx), key, c.Now().Add(d)); err != nil {
+		c.Log.WarnContext(ctx, "kraken: cannot record pause", "key", key, "err", err)
 	}
-}
-
-// isNetTimeout reports whether err is a network timeout.
-func isNetTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // keyLocks serializes private calls per Kraken API key.
@@ -521,7 +392,7 @@ func isNetTimeout(err error) bool {
 // the other instances for at most that long.
 func (c *client) lockTTL(ctx context.Context) time.Duration {
 	const margin = 2 * time.Second
-	limit := c.http.Timeout
+	limit := c.HTTP.Timeout
 	if limit <= 0 {
 		limit = 30 * time.Second
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
@@ -112,7 +113,7 @@ func TestGolden(t *testing.T) {
 		golden(t, "balances", m.toBalances(rows))
 	})
 	t.Run("balances_plain", func(t *testing.T) {
-		var plain map[string]kdec
+		var plain map[string]rest.Decimal
 		if err := json.Unmarshal(sampleResult(t, "balance.json"), &plain); err != nil {
 			t.Fatal(err)
 		}

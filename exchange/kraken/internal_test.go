@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 	"github.com/exgate/exgate/exchange/kraken/krakenfake"
 )
 
@@ -358,7 +359,7 @@ func TestErrorTable(t *testing.T) {
 		}{{"read", kindRead, tc.want.read}, {"order", kindOrder, tc.want.order}, {"withdraw", kindWithdraw, tc.want.withdraw}} {
 			t.Run(tc.msg+"/"+k.name, func(t *testing.T) {
 				lim := &recLimiter{}
-				c := &client{now: func() time.Time { return now }, limiter: lim, log: discardLogger()}
+				c := &client{Transport: rest.Transport{Exchange: "kraken", Now: func() time.Time { return now }, Limiter: lim, Log: discardLogger()}}
 				err := c.classify(t.Context(), k.kind, "kraken:rest:k", restCounter[TierStarter], "Method", &apiError{messages: []string{tc.msg}})
 				xe, ok := errors.AsType[*exgate.Error](err)
 				if !ok {
@@ -387,7 +388,7 @@ func TestErrorTable(t *testing.T) {
 	}
 	t.Run("rate limit backoff drains three counter points", func(t *testing.T) {
 		lim := &recLimiter{}
-		c := &client{now: func() time.Time { return now }, limiter: lim, log: discardLogger()}
+		c := &client{Transport: rest.Transport{Exchange: "kraken", Now: func() time.Time { return now }, Limiter: lim, Log: discardLogger()}}
 		err := c.classify(t.Context(), kindRead, "kraken:rest:k", restCounter[TierStarter], "Balance", &apiError{messages: []string{"EAPI:Rate limit exceeded"}})
 		xe, _ := errors.AsType[*exgate.Error](err)
 		if xe.RetryAfter != 9*time.Second || !lim.until.Equal(now.Add(9*time.Second)) {
@@ -396,7 +397,7 @@ func TestErrorTable(t *testing.T) {
 	})
 	t.Run("throttled until the given time", func(t *testing.T) {
 		lim := &recLimiter{}
-		c := &client{now: func() time.Time { return now }, limiter: lim, log: discardLogger()}
+		c := &client{Transport: rest.Transport{Exchange: "kraken", Now: func() time.Time { return now }, Limiter: lim, Log: discardLogger()}}
 		err := c.classify(t.Context(), kindRead, "kraken:rest:k", restCounter[TierStarter], "Balance", &apiError{messages: []string{"EService:Throttled:1741965000"}})
 		xe, _ := errors.AsType[*exgate.Error](err)
 		if xe.RetryAfter != 3*time.Second {

@@ -12,31 +12,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
-
-// kdec is a decimal that Kraken writes as a JSON string or number.
-type kdec struct {
-	decimal.Decimal
-	// Set is false when the field was absent or null.
-	Set bool
-}
-
-// UnmarshalJSON accepts "1.5", 1.5 and null.
-func (d *kdec) UnmarshalJSON(b []byte) error {
-	s := string(b)
-	if s == "null" {
-		return nil
-	}
-	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		s = s[1 : len(s)-1]
-	}
-	v, err := exgate.ParseDecimal(s)
-	if err != nil {
-		return fmt.Errorf("kraken: decimal %q: %w", s, err)
-	}
-	d.Decimal, d.Set = v, true
-	return nil
-}
 
 // assetInfo is one row of GET /0/public/Assets.
 type assetInfo struct {
@@ -48,16 +25,16 @@ type assetInfo struct {
 
 // pairInfo is one row of GET /0/public/AssetPairs.
 type pairInfo struct {
-	Altname      string `json:"altname"`
-	Wsname       string `json:"wsname"`
-	Base         string `json:"base"`
-	Quote        string `json:"quote"`
-	LotDecimals  *int32 `json:"lot_decimals"`
-	CostDecimals *int32 `json:"cost_decimals"`
-	PairDecimals *int32 `json:"pair_decimals"`
-	OrderMin     kdec   `json:"ordermin"`
-	CostMin      kdec   `json:"costmin"`
-	Status       string `json:"status"`
+	Altname      string       `json:"altname"`
+	Wsname       string       `json:"wsname"`
+	Base         string       `json:"base"`
+	Quote        string       `json:"quote"`
+	LotDecimals  *int32       `json:"lot_decimals"`
+	CostDecimals *int32       `json:"cost_decimals"`
+	PairDecimals *int32       `json:"pair_decimals"`
+	OrderMin     rest.Decimal `json:"ordermin"`
+	CostMin      rest.Decimal `json:"costmin"`
+	Status       string       `json:"status"`
 }
 
 // market is a Kraken pair with its trading rules.
@@ -234,22 +211,12 @@ func (e *Exchange) loadMarkets(ctx context.Context) (*markets, error) {
 		e.mu.Unlock()
 		return m, nil
 	})
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			if cur != nil {
-				e.log.WarnContext(ctx, "kraken: reloading markets failed; using the previous ones", "err", res.Err)
-				return cur, nil
-			}
-			return nil, res.Err
-		}
-		return res.Val.(*markets), nil
-	case <-ctx.Done():
-		if cur != nil {
-			return cur, nil
-		}
-		return nil, &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "Kraken market metadata did not load in time", Err: ctx.Err()}
+	m, err := rest.Await[*markets](ctx, ch, "kraken market metadata")
+	if err != nil && cur != nil {
+		e.log.WarnContext(ctx, "kraken: reloading markets failed; using the previous ones", "err", err)
+		return cur, nil
 	}
+	return m, err
 }
 
 // fetchMarkets reads Assets and AssetPairs.

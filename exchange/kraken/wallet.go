@@ -14,12 +14,13 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // balanceEx is one asset of BalanceEx.
 type balanceEx struct {
-	Balance   kdec `json:"balance"`
-	HoldTrade kdec `json:"hold_trade"`
+	Balance   rest.Decimal `json:"balance"`
+	HoldTrade rest.Decimal `json:"hold_trade"`
 }
 
 // parseBalanceEx decodes a BalanceEx result.
@@ -44,7 +45,7 @@ func (e *Exchange) Balances(ctx context.Context, cred exgate.Credential) ([]exga
 	err = e.c.private(ctx, cred, "BalanceEx", nil, kindRead, "", &raw)
 	var rows map[string]balanceEx
 	if ae := (*apiError)(nil); errors.As(err, &ae) && strings.HasPrefix(ae.messages[0], "EGeneral:Unknown method") {
-		var plain map[string]kdec
+		var plain map[string]rest.Decimal
 		if err := e.c.private(ctx, cred, "Balance", nil, kindRead, "", &plain); err != nil {
 			return nil, err
 		}
@@ -93,18 +94,18 @@ func (m *markets) toBalances(rows map[string]balanceEx) []exgate.Balance {
 
 // fundingRow is one deposit (DepositStatus) or withdrawal (WithdrawStatus).
 type fundingRow struct {
-	Method     string `json:"method"`
-	Network    string `json:"network"`
-	Asset      string `json:"asset"`
-	Refid      string `json:"refid"`
-	Txid       string `json:"txid"`
-	Info       string `json:"info"`
-	Amount     kdec   `json:"amount"`
-	Fee        kdec   `json:"fee"`
-	Time       kdec   `json:"time"`
-	Status     string `json:"status"`
-	StatusProp string `json:"status-prop"`
-	Key        string `json:"key"`
+	Method     string       `json:"method"`
+	Network    string       `json:"network"`
+	Asset      string       `json:"asset"`
+	Refid      string       `json:"refid"`
+	Txid       string       `json:"txid"`
+	Info       string       `json:"info"`
+	Amount     rest.Decimal `json:"amount"`
+	Fee        rest.Decimal `json:"fee"`
+	Time       rest.Decimal `json:"time"`
+	Status     string       `json:"status"`
+	StatusProp string       `json:"status-prop"`
+	Key        string       `json:"key"`
 }
 
 // parseFundingRows decodes a DepositStatus or WithdrawStatus result: an
@@ -200,10 +201,10 @@ type depositMethod struct {
 
 // depositAddress is one row of DepositAddresses.
 type depositAddress struct {
-	Address  string `json:"address"`
-	Expiretm kdec   `json:"expiretm"`
-	Tag      string `json:"tag"`
-	Memo     string `json:"memo"`
+	Address  string       `json:"address"`
+	Expiretm rest.Decimal `json:"expiretm"`
+	Tag      string       `json:"tag"`
+	Memo     string       `json:"memo"`
 }
 
 // DepositAddress picks the deposit method of req.Network (method names are
@@ -341,10 +342,10 @@ func findWithdrawKey(keys []withdrawKey, req exgate.WithdrawalRequest) (withdraw
 
 // withdrawInfo is the WithdrawInfo result.
 type withdrawInfo struct {
-	Method string `json:"method"`
-	Limit  kdec   `json:"limit"`
-	Amount kdec   `json:"amount"`
-	Fee    kdec   `json:"fee"`
+	Method string       `json:"method"`
+	Limit  rest.Decimal `json:"limit"`
+	Amount rest.Decimal `json:"amount"`
+	Fee    rest.Decimal `json:"fee"`
 }
 
 // Withdraw sends req.Amount to a withdrawal address saved in the Kraken

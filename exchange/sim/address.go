@@ -9,6 +9,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"golang.org/x/crypto/sha3"
 )
 
 // addressFormat is the address format of a network.
@@ -147,7 +149,9 @@ func validEthereum(addr string) error {
 // digits is 8 or more.
 func eip55(digits string) string {
 	lower := strings.ToLower(digits)
-	sum := keccak256([]byte(lower))
+	h := sha3.NewLegacyKeccak256()
+	h.Write([]byte(lower))
+	sum := h.Sum(nil)
 	out := []byte("0x" + lower)
 	for i := range len(lower) {
 		nibble := sum[i/2] >> 4

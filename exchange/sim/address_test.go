@@ -2,27 +2,9 @@ package sim
 
 import (
 	"crypto/sha256"
-	"crypto/sha3"
 	"encoding/binary"
-	"encoding/hex"
 	"testing"
 )
-
-func TestKeccak(t *testing.T) {
-	if got := hex.EncodeToString(func() []byte { s := keccak256(nil); return s[:] }()); got != "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470" {
-		t.Fatalf("keccak256(\"\") = %s", got)
-	}
-	// The permutation with SHA-3's padding must match crypto/sha3.
-	for _, n := range []int{0, 1, 55, 135, 136, 137, 271, 272, 1000} {
-		data := make([]byte, n)
-		for i := range data {
-			data[i] = byte(i*7 + 3)
-		}
-		if got, want := keccakSponge(data, 0x06), sha3.Sum256(data); got != want {
-			t.Errorf("length %d: sponge %x, crypto/sha3 %x", n, got, want)
-		}
-	}
-}
 
 func TestValidAddress(t *testing.T) {
 	tests := []struct {

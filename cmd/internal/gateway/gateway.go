@@ -32,17 +32,11 @@ import (
 	"github.com/exgate/exgate/redis"
 )
 
-// upstreamLimiter is the limiter the gateway and every adapter share.
-type upstreamLimiter interface {
-	Reserve(ctx context.Context, key string, cost int, limit exgate.RateLimit) (time.Duration, error)
-	Pause(ctx context.Context, key string, until time.Time) error
-	PausedUntil(ctx context.Context, key string) (time.Time, error)
-}
 
 // State is what instances must share: in process by default, in
 // Redis when EXGATE_REDIS_URL is set.
 type State struct {
-	limiter upstreamLimiter
+	limiter exgate.Limiter
 	nonces  kraken.Nonces
 	// keyLocks serializes the calls on one Kraken API key across
 	// instances; nil in process, where the adapter does it itself.

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // RecentKlines returns the last req.Limit klines of the pair, ascending,
@@ -49,10 +50,10 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 // normalized interval starts (then, for 1M, the caller builds it instead;
 // for the others it is an error).
 func (e *Exchange) nativeKlines(ctx context.Context, p *pair, iv exgate.Interval, gi gateInterval, limit int) ([]exgate.Kline, bool, error) {
-	var ps params
-	ps.add("currency_pair", p.id)
-	ps.add("interval", gi.name)
-	ps.add("limit", strconv.Itoa(limit))
+	var ps rest.Params
+	ps.Add("currency_pair", p.id)
+	ps.Add("interval", gi.name)
+	ps.Add("limit", strconv.Itoa(limit))
 	cs, err := e.candles(ctx, ps)
 	if err != nil {
 		return nil, false, err
@@ -76,7 +77,7 @@ func (e *Exchange) nativeKlines(ctx context.Context, p *pair, iv exgate.Interval
 }
 
 // candles sends one candlestick request.
-func (e *Exchange) candles(ctx context.Context, ps params) ([]candle, error) {
+func (e *Exchange) candles(ctx context.Context, ps rest.Params) ([]candle, error) {
 	body, err := e.c.do(ctx, request{ep: epCandles, params: ps})
 	if err != nil {
 		return nil, err
@@ -150,11 +151,11 @@ func (e *Exchange) builtKlines(ctx context.Context, p *pair, iv, source exgate.I
 		if to.After(end) {
 			to = end
 		}
-		var ps params
-		ps.add("currency_pair", p.id)
-		ps.add("interval", sp.native.name)
-		ps.add("from", strconv.FormatInt(from.Unix(), 10))
-		ps.add("to", strconv.FormatInt(to.Unix(), 10))
+		var ps rest.Params
+		ps.Add("currency_pair", p.id)
+		ps.Add("interval", sp.native.name)
+		ps.Add("from", strconv.FormatInt(from.Unix(), 10))
+		ps.Add("to", strconv.FormatInt(to.Unix(), 10))
 		chunk, err := e.candles(ctx, ps)
 		if err != nil {
 			return nil, err
@@ -253,9 +254,9 @@ func (e *Exchange) OrderBook(ctx context.Context, cred exgate.Credential, req ex
 
 // book reads limit levels of the pair's book.
 func (e *Exchange) book(ctx context.Context, _ exgate.Credential, p *pair, limit int) (bids, asks []level, err error) {
-	var ps params
-	ps.add("currency_pair", p.id)
-	ps.add("limit", strconv.Itoa(limit))
+	var ps rest.Params
+	ps.Add("currency_pair", p.id)
+	ps.Add("limit", strconv.Itoa(limit))
 	body, err := e.c.do(ctx, request{ep: epBook, params: ps})
 	if err != nil {
 		return nil, nil, err

@@ -1,4 +1,4 @@
-package exgate
+package rest
 
 import (
 	"errors"

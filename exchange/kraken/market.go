@@ -222,3 +222,127 @@ func aggregate(rows []ohlcRow, iv exgate.Interval) []exgate.Kline {
 	}
 	return out
 }
+
+// bookLevel is one parsed order book level, with Kraken's text kept.
+type bookLevel struct {
+	price, qty         decimal.Decimal
+	priceText, qtyText string
+}
+
+// book is a parsed Depth answer, bids descending and asks ascending.
+type book struct{ bids, asks []bookLevel }
+
+// fetchBook reads count levels per side of mk.
+func (e *Exchange) fetchBook(ctx context.Context, mk *market, count int) (book, error) {
+	var res map[string]json.RawMessage
+	q := url.Values{"pair": {mk.key}, "count": {fmt.Sprint(count)}}
+	if err := e.c.public(ctx, "Depth", q, &res); err != nil {
+		return book{}, err
+	}
+	raw, ok := res[mk.key]
+	if !ok {
+		for _, v := range res {
+			raw = v
+			break
+		}
+	}
+	bk, err := parseDepth(raw)
+	if err != nil {
+		return book{}, &exgate.Error{Code: exgate.CodeExchangeError, Detail: "unparseable Kraken order book", Err: err}
+	}
+	return bk, nil
+}
+
+// parseDepth parses one pair's {"asks":[[price,volume,ts]...],"bids":...}.
+func parseDepth(raw []byte) (book, error) {
+	var side struct {
+		Asks [][]json.RawMessage `json:"asks"`
+		Bids [][]json.RawMessage `json:"bids"`
+	}
+	if err := json.Unmarshal(raw, &side); err != nil {
+		return book{}, err
+	}
+	conv := func(rows [][]json.RawMessage) ([]bookLevel, error) {
+		out := make([]bookLevel, 0, len(rows))
+		for _, r := range rows {
+			if len(r) < 2 {
+				return nil, fmt.Errorf("book level has %d fields", len(r))
+			}
+			p, pt, err := plainDecimal(r[0])
+			if err != nil {
+				return nil, err
+			}
+			v, vt, err := plainDecimal(r[1])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, bookLevel{price: p, qty: v, priceText: pt, qtyText: vt})
+		}
+		return out, nil
+	}
+	var bk book
+	var err error
+	if bk.asks, err = conv(side.Asks); err != nil {
+		return book{}, err
+	}
+	if bk.bids, err = conv(side.Bids); err != nil {
+		return book{}, err
+	}
+	slices.SortStableFunc(bk.asks, func(a, b bookLevel) int { return a.price.Cmp(b.price) })
+	slices.SortStableFunc(bk.bids, func(a, b bookLevel) int { return b.price.Cmp(a.price) })
+	return bk, nil
+}
+
+// plainDecimal parses a JSON string (or number) holding a non-negative
+// decimal and returns it with its plain-notation text: Kraken's own text
+// when it is plain, else the decimal rewritten without exponent.
+func plainDecimal(raw json.RawMessage) (decimal.Decimal, string, error) {
+	s := string(raw)
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	d, err := exgate.ParseDecimal(s)
+	if err != nil {
+		return decimal.Decimal{}, "", fmt.Errorf("kraken: decimal %q: %w", s, err)
+	}
+	if d.Sign() < 0 {
+		return decimal.Decimal{}, "", fmt.Errorf("kraken: negative decimal %q", s)
+	}
+	if exgate.IsPlainDecimal(s) {
+		return d, s, nil
+	}
+	if text := d.String(); exgate.IsPlainDecimal(text) {
+		return d, text, nil
+	}
+	return decimal.Decimal{}, "", fmt.Errorf("kraken: decimal %q has no plain form of at most 64 characters", s)
+}
+
+// OrderBook returns at most req.Limit levels per side; Kraken serves at
+// most 500, so a larger limit gets 500.
+func (e *Exchange) OrderBook(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) (exgate.OrderBook, error) {
+	m, err := e.loadMarkets(ctx)
+	if err != nil {
+		return exgate.OrderBook{}, err
+	}
+	mk, err := m.market(req.Symbol)
+	if err != nil {
+		return exgate.OrderBook{}, err
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = exgate.DefaultOrderBookLimit
+	}
+	count := min(limit, maxDepthCount)
+	bk, err := e.fetchBook(ctx, mk, count)
+	if err != nil {
+		return exgate.OrderBook{}, err
+	}
+	levels := func(ls []bookLevel) []exgate.Level {
+		out := make([]exgate.Level, 0, min(len(ls), limit))
+		for _, l := range ls[:min(len(ls), limit)] {
+			out = append(out, exgate.Level{Price: l.priceText, Quantity: l.qtyText})
+		}
+		return out
+	}
+	return exgate.OrderBook{Bids: levels(bk.bids), Asks: levels(bk.asks)}, nil
+}

@@ -1,0 +1,28 @@
+package exgate
+
+import "context"
+
+// KlinesAppender is an Exchange that writes its klines answer as the
+// API's JSON itself (the Binance adapter converts the exchange's answer
+// straight to it; the coalescing wrapper copies an answer it encoded once
+// for every request it shares). It is the one way an answer already
+// encoded reaches the HTTP layer.
+type KlinesAppender interface {
+	// AppendRecentKlinesJSON appends RecentKlines' answer to dst as
+	// AppendKlinesJSON writes it and returns the extended buffer.
+	AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred Credential, req KlineRequest) ([]byte, error)
+}
+
+// AppendRecentKlinesJSON appends ex's klines answer to dst as the API's
+// JSON: through ex's own encoding when it is a KlinesAppender, else by
+// encoding RecentKlines.
+func AppendRecentKlinesJSON(ctx context.Context, ex Exchange, dst []byte, cred Credential, req KlineRequest) ([]byte, error) {
+	if a, ok := ex.(KlinesAppender); ok {
+		return a.AppendRecentKlinesJSON(ctx, dst, cred, req)
+	}
+	ks, err := ex.RecentKlines(ctx, cred, req)
+	if err != nil {
+		return dst, err
+	}
+	return AppendKlinesJSON(dst, ks), nil
+}
