@@ -18,7 +18,7 @@ type Balance struct {
 // TransferStatus is the normalized state of a deposit or withdrawal.
 type TransferStatus string
 
-// Deposit and withdrawal states (DESIGN.md 2.3). Each adapter maps its
+// Deposit and withdrawal states (docs/contract.md 2.3). Each adapter maps its
 // exchange's codes to these in a table and keeps the original in RawStatus.
 const (
 	TransferPending   TransferStatus = "pending"

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The operator's controls (DESIGN.md 2.6): which addresses a client key
+// The operator's controls (docs/contract.md 2.6): which addresses a client key
 // may call from, where an exchange key may withdraw to, and the audit
 // trail of what was changed and requested.
 

@@ -71,7 +71,7 @@ type ClientKey struct {
 	// RevokedAt is the zero time while the key is active.
 	RevokedAt time.Time
 	// LegacySigning accepts state-changing requests signed without a
-	// timestamp, exactly as the interface spec describes (DESIGN.md 2.1).
+	// timestamp, exactly as the interface spec describes (docs/contract.md 2.1).
 	// Such a request can be replayed by whoever captures it.
 	LegacySigning bool
 }

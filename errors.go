@@ -11,7 +11,7 @@ import (
 // never renamed; new ones may be added.
 type Code string
 
-// Error codes (DESIGN.md 2.2).
+// Error codes (docs/contract.md 2.2).
 const (
 	CodeMissingAPIKey          Code = "MISSING_API_KEY"
 	CodeInvalidAPIKey          Code = "INVALID_API_KEY"

@@ -15,7 +15,7 @@ type IntentKind string
 const (
 	IntentOrder      IntentKind = "order"
 	IntentWithdrawal IntentKind = "withdrawal"
-	// IntentCancel is the cancel of an order (DESIGN.md 2.4): journaled
+	// IntentCancel is the cancel of an order (docs/contract.md 2.4): journaled
 	// like an order, reconciled by reading the order.
 	IntentCancel IntentKind = "cancel"
 )

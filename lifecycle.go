@@ -8,7 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// OrderManager is the full order lifecycle of DESIGN.md 2.4: limit orders,
+// OrderManager is the full order lifecycle of docs/contract.md 2.4: limit orders,
 // cancels, open and recent orders, fills, markets, recent withdrawals and
 // test orders. It is a capability apart from Exchange, found by type
 // assertion, so that an adapter can gain it without the others changing;
@@ -85,7 +85,7 @@ type SymbolLister interface {
 // TimeInForce says how long a limit order works.
 type TimeInForce string
 
-// Times in force (DESIGN.md 2.4).
+// Times in force (docs/contract.md 2.4).
 const (
 	// GTC rests on the book until filled or canceled.
 	GTC TimeInForce = "GTC"
@@ -164,7 +164,7 @@ type OrderFilter struct {
 	Limit  int
 }
 
-// Limits of the order history routes (DESIGN.md 2.4).
+// Limits of the order history routes (docs/contract.md 2.4).
 const (
 	DefaultRecentLimit = 100
 	MaxRecentLimit     = 500
@@ -226,7 +226,7 @@ type WithdrawalFilter struct {
 }
 
 // CheckPrice refuses a price that is not a multiple of tick (never moved
-// silently, DESIGN.md 2.4), naming the parameter price.
+// silently, docs/contract.md 2.4), naming the parameter price.
 func CheckPrice(price, tick decimal.Decimal) error {
 	if tick.IsPositive() && !price.Mod(tick).IsZero() {
 		return ParamError("price", "price %s is not a multiple of the market's price step %s", price, tick)
@@ -235,7 +235,7 @@ func CheckPrice(price, tick decimal.Decimal) error {
 }
 
 // Inverted turns an order placed on the listed pair back into the
-// orientation the client named (DESIGN.md 2.4): asset1 and asset2 swap,
+// orientation the client named (docs/contract.md 2.4): asset1 and asset2 swap,
 // the side flips, executedQuantity and quoteQuantity swap and the average
 // price is inverted. Quantity, quantityIn and the fees are in an asset's
 // own code and stay as they are.
@@ -259,7 +259,7 @@ func (o Order) Inverted() Order {
 const invertedPriceDigits = 16
 
 // InvertOrderRequest is the market order on the listed pair sym.Inverse()
-// that does what req asks on sym (DESIGN.md 2.4): the opposite side, the
+// that does what req asks on sym (docs/contract.md 2.4): the opposite side, the
 // same amount of the same asset. BUY BTC/ETH spending 0.1 ETH is SELL 0.1
 // ETH on ETH/BTC; BUY 0.1 BTC paying in ETH is SELL ETH on ETH/BTC for 0.1
 // BTC of proceeds.

@@ -22,7 +22,7 @@ func (s Symbol) Inverse() Symbol { return Symbol{Base: s.Quote, Quote: s.Base} }
 // Interval is a normalized kline interval.
 type Interval string
 
-// The normalized kline intervals of DESIGN.md 2.3. Every exchange serves all
+// The normalized kline intervals of docs/contract.md 2.3. Every exchange serves all
 // of them; adapters build the ones their exchange lacks from finer klines.
 const (
 	Interval1m  Interval = "1m"
@@ -152,7 +152,7 @@ type OrderBookRequest struct {
 	Limit  int
 }
 
-// Limits of the market-data routes (DESIGN.md 2.3).
+// Limits of the market-data routes (docs/contract.md 2.3).
 const (
 	DefaultKlineLimit     = 100
 	MaxKlineLimit         = 1000

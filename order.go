@@ -59,7 +59,7 @@ func ParseQuantityIn(s string, sym Symbol) (QuantityIn, error) {
 // OrderStatus is the normalized state of an order.
 type OrderStatus string
 
-// Order states (DESIGN.md 2.3). PENDING means accepted but not yet known to
+// Order states (docs/contract.md 2.3). PENDING means accepted but not yet known to
 // be filled; it is also the state of an order whose outcome is being
 // reconciled.
 const (
@@ -70,7 +70,7 @@ const (
 	OrderRejected        OrderStatus = "REJECTED"
 	OrderExpired         OrderStatus = "EXPIRED"
 	// OrderTest is the status of an order checked with test: true and
-	// never placed (DESIGN.md 2.4).
+	// never placed (docs/contract.md 2.4).
 	OrderTest OrderStatus = "TEST"
 )
 
@@ -95,7 +95,7 @@ type OrderRequest struct {
 	// accepted by every exchange's client id rules.
 	ClientOrderID string
 	// Inverted records that the client named the pair the other way round
-	// (DESIGN.md 2.4): Symbol, Side and QuantityIn are already those of
+	// (docs/contract.md 2.4): Symbol, Side and QuantityIn are already those of
 	// the listed pair, and the gateway answers with Order.Inverted.
 	// Adapters ignore it.
 	Inverted bool `json:",omitempty"`
@@ -141,7 +141,7 @@ type Order struct {
 	TimeInForce TimeInForce `json:"timeInForce,omitempty"`
 	PostOnly    bool        `json:"postOnly"`
 	// Reason says why an order is REJECTED: the problem code and detail
-	// of the refusal (DESIGN.md 2.4).
+	// of the refusal (docs/contract.md 2.4).
 	Reason *Reason `json:"reason,omitempty"`
 }
 
@@ -151,7 +151,7 @@ type Reason struct {
 	Detail string `json:"detail"`
 }
 
-// Order types (DESIGN.md 2.4).
+// Order types (docs/contract.md 2.4).
 const (
 	OrderTypeMarket = "MARKET"
 	OrderTypeLimit  = "LIMIT"

@@ -1,10 +1,10 @@
 // Package client is the Go SDK of the exgate HTTP API: it signs requests
-// the way the gateway verifies them (DESIGN.md section 2.1), sends them and
+// the way the gateway verifies them (docs/contract.md section 2.1), sends them and
 // decodes the answers into the root package's types, or into an *Error for
 // an RFC 9457 problem.
 //
 // Every POST carries a signed timestamp, which the gateway requires on
-// requests that change state (DESIGN.md 2.1); WithTimestamps adds one to
+// requests that change state (docs/contract.md 2.1); WithTimestamps adds one to
 // GETs too, and WithLegacySigning (for a key created with
 // `exgate keys create --legacy-signing`) adds none.
 //

@@ -25,7 +25,7 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// The test vector of DESIGN.md 2.1.
+// The test vector of docs/contract.md 2.1.
 const (
 	vectorSecret    = "ru8nVoVLNuNZ4qASWdmoBSsxzqZmXZFgnj2C5IWPZo0"
 	vectorParams    = "asset1=BTC&asset2=ETH&side=BUY&quantity=0.1&quantityIn=ETH"
@@ -64,7 +64,7 @@ type seen struct {
 	numbers map[string]bool
 }
 
-// fakeGateway verifies signatures exactly as DESIGN.md 2.1 says and answers
+// fakeGateway verifies signatures exactly as docs/contract.md 2.1 says and answers
 // with a handler chosen by the test. Every answer is checked against the
 // OpenAPI document unless the test says otherwise.
 type fakeGateway struct {
@@ -263,7 +263,7 @@ var pendingOrder = exgate.Order{
 	OpenAt: 1700000000000, CloseAt: 1700000000000, Exchange: "sim", ClientOrderID: "c1",
 }
 
-// TestPlaceMarketOrderVector sends the DESIGN.md test vector and checks the
+// TestPlaceMarketOrderVector sends the docs/contract.md test vector and checks the
 // exact body and the decoded order.
 func TestPlaceMarketOrderVector(t *testing.T) {
 	g := newFake(t)
@@ -438,7 +438,7 @@ func TestTimestamps(t *testing.T) {
 }
 
 // TestTimestampsByDefault checks that a POST carries a signed timestamp
-// without WithTimestamps (the gateway requires one, DESIGN.md 2.1), a GET
+// without WithTimestamps (the gateway requires one, docs/contract.md 2.1), a GET
 // does not, and WithLegacySigning adds none.
 func TestTimestampsByDefault(t *testing.T) {
 	tests := []struct {
@@ -670,7 +670,7 @@ func TestTypedMethods(t *testing.T) {
 				t.Errorf("request %s %s, want %s %s", s.method, s.path, tc.wantMethod, tc.wantPath)
 			}
 			if s.method == http.MethodPost {
-				// Every POST carries a signed timestamp (DESIGN.md 2.1).
+				// Every POST carries a signed timestamp (docs/contract.md 2.1).
 				if n := len(s.params); n == 0 || s.params[n-1].Name != "timestamp" {
 					t.Fatalf("POST params %v end without a timestamp", s.params)
 				}

@@ -73,7 +73,7 @@ func ExampleClient_Do() {
 	fmt.Println(status, string(body))
 }
 
-// ExampleSign signs the parameter string of the DESIGN.md test vector.
+// ExampleSign signs the parameter string of the docs/contract.md test vector.
 func ExampleSign() {
 	fmt.Println(client.Sign("ru8nVoVLNuNZ4qASWdmoBSsxzqZmXZFgnj2C5IWPZo0",
 		"asset1=BTC&asset2=ETH&side=BUY&quantity=0.1&quantityIn=ETH"))

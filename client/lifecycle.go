@@ -7,7 +7,7 @@ import (
 	"github.com/exgate/exgate"
 )
 
-// LimitOrder is a limit order to place (DESIGN.md 2.4). Empty fields are
+// LimitOrder is a limit order to place (docs/contract.md 2.4). Empty fields are
 // not sent.
 type LimitOrder struct {
 	// Asset1 is the base and Asset2 the quote asset of the pair.

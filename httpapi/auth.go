@@ -14,7 +14,7 @@ import (
 	"github.com/exgate/exgate"
 )
 
-// Replay window rules (DESIGN.md 2.1).
+// Replay window rules (docs/contract.md 2.1).
 const (
 	defaultRecvWindow = 5000 * time.Millisecond
 	maxRecvWindow     = 60000 * time.Millisecond

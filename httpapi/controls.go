@@ -15,7 +15,7 @@ import (
 	"github.com/exgate/exgate"
 )
 
-// The operator's controls (DESIGN.md 2.6) in the request path: a client
+// The operator's controls (docs/contract.md 2.6) in the request path: a client
 // key's IP allowlist, checked as soon as the request is authenticated; an
 // exchange key's withdrawal allowlist, checked before the journal records
 // anything; and the audit trail of every request that changes state.

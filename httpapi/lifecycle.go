@@ -7,7 +7,7 @@ import (
 	"github.com/exgate/exgate"
 )
 
-// lifecycleLedger is the journal's side of the order lifecycle (DESIGN.md
+// lifecycleLedger is the journal's side of the order lifecycle (docs/contract.md
 // 2.4): limit orders and cancels recorded like market orders, and the ids
 // the client knows put on orders and fills read from the exchange.
 type lifecycleLedger interface {
@@ -151,7 +151,7 @@ func limitOrderRequest(ps params, r *http.Request) (req exgate.LimitOrderRequest
 	return
 }
 
-// marketOrderExtras handles what DESIGN.md 2.4 adds to POST
+// marketOrderExtras handles what docs/contract.md 2.4 adds to POST
 // /v1/order/market: test: true, and a pair given the other way round,
 // which is placed as the opposite side on the listed pair. It reports
 // whether it answered the request.

@@ -38,7 +38,7 @@ type signedRequest struct {
 // with scalar members.
 var errNotScalarObject = errors.New("body must be one JSON object whose members are strings, numbers, true, false or null")
 
-// parseQuery canonicalizes a raw query string (DESIGN.md 2.1): the pairs in
+// parseQuery canonicalizes a raw query string (docs/contract.md 2.1): the pairs in
 // the order sent with the signature pair removed, both as sent and
 // percent-decoded. It is on every GET's path, so it slices the query rather
 // than rebuilding it, and decodes only when there is something to decode.
@@ -113,7 +113,7 @@ func parseQuery(rawQuery string) (signedRequest, error) {
 	return sr, nil
 }
 
-// parseBody canonicalizes a JSON body (DESIGN.md 2.1): members in document
+// parseBody canonicalizes a JSON body (docs/contract.md 2.1): members in document
 // order become name=value, strings decoded, numbers as their literal text,
 // true/false/null literally. Nested objects and arrays are refused.
 func parseBody(body []byte) (signedRequest, error) {
@@ -152,7 +152,7 @@ func parseBody(body []byte) (signedRequest, error) {
 }
 
 // checkUnambiguous refuses a parameter whose decoded name or value holds
-// '&' or '=' (DESIGN.md 2.1): with them, two different requests could
+// '&' or '=' (docs/contract.md 2.1): with them, two different requests could
 // share a parameter string, so one signature would cover both (a JSON
 // value "BTC&asset2=USDT" signs like two members).
 func checkUnambiguous(name, value string) error {

@@ -13,7 +13,7 @@ import (
 	"github.com/exgate/exgate"
 )
 
-// The two test vectors of DESIGN.md 2.1.
+// The two test vectors of docs/contract.md 2.1.
 const vectorSecret = "ru8nVoVLNuNZ4qASWdmoBSsxzqZmXZFgnj2C5IWPZo0"
 
 func hmacHex(secret, msg string) string {
@@ -169,7 +169,7 @@ func FuzzParseBody(f *testing.F) {
 }
 
 // A name or value holding '&' or '=' once decoded would let two different
-// requests share a signed string (DESIGN.md 2.1); in a query, so would a
+// requests share a signed string (docs/contract.md 2.1); in a query, so would a
 // decoded '%' or '+', since the raw and the decoded forms are both
 // accepted. Each is refused naming the parameter.
 func TestAmbiguousParametersRefused(t *testing.T) {

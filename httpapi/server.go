@@ -1,6 +1,6 @@
 // Package httpapi is exgate's HTTP API: the seven routes of the spec plus
-// order and withdrawal lookup, request signing (DESIGN.md 2.1), input
-// validation and RFC 9457 problem answers (DESIGN.md 2.2).
+// order and withdrawal lookup, request signing (docs/contract.md 2.1), input
+// validation and RFC 9457 problem answers (docs/contract.md 2.2).
 package httpapi
 
 import (
@@ -23,7 +23,7 @@ import (
 	"github.com/exgate/exgate"
 )
 
-// MaxBodyBytes is the largest request body accepted (DESIGN.md 2.2).
+// MaxBodyBytes is the largest request body accepted (docs/contract.md 2.2).
 const MaxBodyBytes = 64 << 10
 
 // ledger is the journal of orders and withdrawals: it records each intent
@@ -243,7 +243,7 @@ func (s *Server) routes() {
 		{"GET", "/v1/wallet/deposit", s.signed(exgate.PermissionRead, s.handleDepositAddress)},
 		{"POST", "/v1/wallet/withdraw", s.signed(exgate.PermissionWithdraw, s.handleWithdraw)},
 		{"GET", "/v1/wallet/withdrawal", s.signed(exgate.PermissionRead, s.handleWithdrawal)},
-		// The order lifecycle (DESIGN.md 2.4; lifecycle.go).
+		// The order lifecycle (docs/contract.md 2.4; lifecycle.go).
 		{"POST", "/v1/order/limit", s.signed(exgate.PermissionTrade, s.handleLimitOrder)},
 		{"POST", "/v1/order/cancel", s.signed(exgate.PermissionTrade, s.handleCancel)},
 		{"POST", "/v1/order/cancel-all", s.signed(exgate.PermissionTrade, s.handleCancelAll)},
@@ -320,7 +320,7 @@ type call struct {
 	params []param
 }
 
-// signed authenticates the request (DESIGN.md 2.1), resolves the exchange
+// signed authenticates the request (docs/contract.md 2.1), resolves the exchange
 // credential, checks permission and the client's rate limit, then runs h.
 // Authentication comes first: an unauthenticated caller learns nothing
 // about parameters or exchange keys.
@@ -398,7 +398,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgat
 
 	// The client's own rate limit comes before the replay guard, so that a
 	// request refused with 429 does not use up its signature: the same
-	// signed request may be sent again after Retry-After (DESIGN.md 2.1).
+	// signed request may be sent again after Retry-After (docs/contract.md 2.1).
 	if s.cfg.ClientLimit.Rate > 0 {
 		wait, err := s.cfg.Limiter.Reserve(ctx, "client:"+apiKey, 1, s.cfg.ClientLimit)
 		if err != nil {

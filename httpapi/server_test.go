@@ -152,7 +152,7 @@ type request struct {
 	header      map[string]string
 	rawBody     []byte
 	// noTimestamp sends a POST body as written; otherwise do adds a signed
-	// timestamp member (every POST requires one, DESIGN.md 2.1) unless the
+	// timestamp member (every POST requires one, docs/contract.md 2.1) unless the
 	// body has one.
 	noTimestamp bool
 	// contentType replaces application/json.

@@ -1,5 +1,5 @@
 // Package journal makes orders and withdrawals safe to retry and safe to
-// crash (DESIGN.md section 5). Every intent is written to the store before
+// crash (docs/contract.md section 5). Every intent is written to the store before
 // the exchange is called and its outcome after; a client id reused by the
 // same client returns the first answer; an ambiguous outcome is never sent
 // again but reconciled by querying the exchange by the gateway's client id.

@@ -86,7 +86,7 @@ func pendingOrder(r orderIntent, id string, at time.Time, exchange string) exgat
 }
 
 // refusedOrder is an order the exchange refused, or found never placed,
-// as GET /v1/order answers it (DESIGN.md 2.4).
+// as GET /v1/order answers it (docs/contract.md 2.4).
 func refusedOrder(r orderIntent, id string, at time.Time, exchange string, reason exgate.Reason) exgate.Order {
 	o := pendingOrder(r, id, at, exchange)
 	o.Status, o.Reason = exgate.OrderRejected, &reason

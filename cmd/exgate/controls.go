@@ -14,7 +14,7 @@ import (
 	"github.com/exgate/exgate/cmd/internal/gateway"
 )
 
-// The operator's controls (DESIGN.md 2.6): keys set-allow-ip,
+// The operator's controls (docs/contract.md 2.6): keys set-allow-ip,
 // exchange-keys allow-address / deny-address / list-addresses, audit, and
 // the audit entry every admin change leaves.
 

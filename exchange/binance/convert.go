@@ -187,7 +187,7 @@ var (
 	sapiIP1sLimit = limitSpec{limit: 180000, window: second}
 )
 
-// networks maps normalized network codes (DESIGN.md 2.3) to Binance's
+// networks maps normalized network codes (docs/contract.md 2.3) to Binance's
 // network names where they differ; every other code is sent as it is,
 // because Binance names the common networks by the same codes (BTC, ETH,
 // BSC, TRX, SOL, XRP, LTC, DOGE, ...).

@@ -1,6 +1,6 @@
 // Package exchangetest is the conformance suite every exchange adapter
 // passes: it holds an exgate.Exchange to the normalized inputs and outputs
-// of DESIGN.md section 2.3 (kline shape and alignment, order book order,
+// of docs/contract.md section 2.3 (kline shape and alignment, order book order,
 // balances, the four market order forms, lookups by client id, the error
 // codes of refused requests, deposits, deposit addresses and withdrawals).
 //

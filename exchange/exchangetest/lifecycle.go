@@ -9,7 +9,7 @@ import (
 	"github.com/exgate/exgate"
 )
 
-// runLifecycle runs the order lifecycle cases (DESIGN.md 2.4) when the
+// runLifecycle runs the order lifecycle cases (docs/contract.md 2.4) when the
 // adapter implements exgate.OrderManager; an adapter without it skips
 // them, so adapters opt in by implementing it. The account must afford a
 // buy and a sell of Setup.BaseQuantity at the market price.

@@ -208,7 +208,7 @@ func withdrawalStatus(raw, blockNumber string) exgate.TransferStatus {
 	return st
 }
 
-// gateChains maps normalized network codes (DESIGN.md 2.3) to Gate's chain
+// gateChains maps normalized network codes (docs/contract.md 2.3) to Gate's chain
 // codes where they differ; every other code is sent as it is, because Gate
 // names most chains by the usual codes (BTC, ETH, TRX, BSC, SOL, XRP, LTC,
 // DOGE, ...). Source: GET /wallet/currency_chains `chain` values as listed

@@ -16,7 +16,7 @@ import (
 	"github.com/exgate/exgate"
 )
 
-// The matching model of limit orders (DESIGN.md section 3). A limit order
+// The matching model of limit orders (docs/contract.md section 3). A limit order
 // is a pure function of its parameters, its placement second t0 and the
 // seeded price path, so every instance computes the same fills:
 //

@@ -62,7 +62,7 @@ type market struct {
 	TradesPerMinute uint64
 }
 
-// The assets of the simulated exchange. Starting balances are DESIGN.md
+// The assets of the simulated exchange. Starting balances are docs/contract.md
 // section 3; fees and minimums are in the range of the large exchanges.
 var assetTable = []asset{
 	{Code: "BTC", Precision: 8, PriceE8: 60_000e8, VolPPM: 200, Initial: "10",
@@ -107,7 +107,7 @@ var marketTable = []market{
 }
 
 // Deposit and withdrawal statuses of the simulated exchange, mapped to the
-// normalized ones (DESIGN.md 2.3). The raw values are the sim's own and
+// normalized ones (docs/contract.md 2.3). The raw values are the sim's own and
 // are kept in RawStatus like every adapter's.
 const (
 	rawConfirming = "CONFIRMING"

@@ -1,6 +1,6 @@
 // Package sim is the simulated exchange: a real exgate.Exchange with no
 // network behind it, the embedded default of `exgate demo`, for paper
-// trading and for client integration tests (DESIGN.md section 3).
+// trading and for client integration tests (docs/contract.md section 3).
 //
 // Market data is a pure function of (seed, symbol, time): every call and
 // every instance with the same seed sees the same klines and books.

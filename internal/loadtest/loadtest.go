@@ -100,7 +100,7 @@ func NewClient(n int) *http.Client {
 	}
 }
 
-// SignedURL appends the gateway signature (DESIGN.md 2.1) to a GET URL: the
+// SignedURL appends the gateway signature (docs/contract.md 2.1) to a GET URL: the
 // HMAC-SHA256 of the raw query as written.
 func SignedURL(rawURL, secret string) (string, error) {
 	u, err := url.Parse(rawURL)

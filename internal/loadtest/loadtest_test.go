@@ -43,7 +43,7 @@ func TestRunCountsAndSigns(t *testing.T) {
 }
 
 func TestSignedURL(t *testing.T) {
-	// DESIGN.md 2.1: the empty parameter string's vector.
+	// docs/contract.md 2.1: the empty parameter string's vector.
 	got, err := loadtest.SignedURL("http://h/v1/wallet/account-balance", "ru8nVoVLNuNZ4qASWdmoBSsxzqZmXZFgnj2C5IWPZo0")
 	if err != nil {
 		t.Fatal(err)

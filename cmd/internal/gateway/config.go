@@ -21,7 +21,7 @@ import (
 	"github.com/exgate/exgate/sqlite"
 )
 
-// Config is every setting of DESIGN.md section 1: flag, else environment
+// Config is every setting of docs/contract.md section 1: flag, else environment
 // variable, else default.
 type Config struct {
 	Addr             string

@@ -1,4 +1,4 @@
--- The operator's controls (DESIGN.md 2.6): client IP allowlists, exchange
+-- The operator's controls (docs/contract.md 2.6): client IP allowlists, exchange
 -- key withdrawal allowlists, the audit trail and the master key check.
 
 -- A client key's IP allowlist: comma-separated CIDR prefixes. No row: every

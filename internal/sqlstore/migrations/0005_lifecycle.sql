@@ -1,4 +1,4 @@
--- The order lifecycle of the simulated exchange (DESIGN.md 2.4 and 3).
+-- The order lifecycle of the simulated exchange (docs/contract.md 2.4 and 3).
 -- A resting limit order is a sim operation applied with Open: it is listed
 -- here until the operation that fills or cancels its rest closes it, in
 -- the same transaction. Recent orders, fills and withdrawals are read by
