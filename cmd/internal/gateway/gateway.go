@@ -32,7 +32,6 @@ import (
 	"github.com/exgate/exgate/redis"
 )
 
-
 // State is what instances must share: in process by default, in
 // Redis when EXGATE_REDIS_URL is set.
 type State struct {
