@@ -440,7 +440,15 @@ type storedError struct {
 	Code   exgate.Code `json:"code"`
 	Detail string      `json:"detail"`
 	Param  string      `json:"param,omitempty"`
+	// OutcomeUnknown marks an intent ended without its outcome (its
+	// exchange key was removed): a lookup answers the error, never a
+	// REJECTED record, since the exchange may have carried it out.
+	OutcomeUnknown bool `json:"outcomeUnknown,omitempty"`
 }
+
+// errOutcomeUnknown is wrapped by the error of an intent ended without its
+// outcome (storedError.OutcomeUnknown).
+var errOutcomeUnknown = errors.New("outcome unknown")
 
 func toStored(err error) storedError {
 	e, _ := errors.AsType[*exgate.Error](err)
@@ -520,7 +528,11 @@ func decode[R, T any](k kind[R, T], it exgate.Intent) (T, error) {
 		if err := json.Unmarshal(it.Response, &se); err != nil {
 			return rec, fmt.Errorf("journal: decode response %s: %w", it.ID, err)
 		}
-		return rec, &exgate.Error{Code: se.Code, Detail: se.Detail, Param: se.Param}
+		e := &exgate.Error{Code: se.Code, Detail: se.Detail, Param: se.Param}
+		if se.OutcomeUnknown {
+			e.Err = errOutcomeUnknown
+		}
+		return rec, e
 	}
 }
 
@@ -550,7 +562,7 @@ func lookup[R, T any](ctx context.Context, s *Service, k kind[R, T], apiKey, id,
 	rec, err := decode(k, it)
 	if e, ok := errors.AsType[*exgate.Error](err); ok && e.Code == exgate.CodeExchangeTimeout {
 		return rec, nil // reading a pending record is not an error
-	} else if ok && k.refused != nil {
+	} else if ok && k.refused != nil && !errors.Is(err, errOutcomeUnknown) {
 		var req R
 		if jerr := json.Unmarshal(it.Request, &req); jerr == nil {
 			reason := exgate.Reason{Code: e.Code, Detail: e.Detail}

@@ -266,7 +266,7 @@ func orphaned[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgate
 	se := storedError{Code: exgate.CodeExchangeError, Detail: fmt.Sprintf(
 		"the exchange key %q was removed or replaced before the gateway could read the outcome of this %s; "+
 			"after %s without a reading the gateway stopped asking: look for client id %s in the exchange account's own records",
-		it.CredentialName, k.name, s.orphan, it.ID)}
+		it.CredentialName, k.name, s.orphan, it.ID), OutcomeUnknown: true}
 	body, err := json.Marshal(se)
 	if err != nil {
 		return it, err
