@@ -21,9 +21,9 @@ type lifecycleLedger interface {
 // lifecycle returns the journal's lifecycle side and the exchange's order
 // manager, or NOT_IMPLEMENTED when either is missing.
 func (s *Server) lifecycle(c *call) (lifecycleLedger, exgate.OrderManager, error) {
-	l, ok := s.cfg.Ledger.(lifecycleLedger)
-	om, ok2 := exgate.AsOrderManager(c.ex)
-	if !ok || !ok2 {
+	l := s.life
+	om, ok := exgate.AsOrderManager(c.ex)
+	if l == nil || !ok {
 		return nil, nil, exgate.Errorf(exgate.CodeNotImplemented,
 			"this route is not available on %s through this gateway yet", c.cred.Exchange)
 	}

@@ -89,6 +89,9 @@ type Server struct {
 	now  func() time.Time
 	keys *keyCache
 	ips  *ipCache
+	// life is the journal's order-lifecycle side, taken from the ledger
+	// before the withdrawal allowlist wraps it; nil when it has none.
+	life lifecycleLedger
 	mux  *http.ServeMux
 }
 
@@ -106,6 +109,7 @@ func New(cfg Config) *Server {
 		ttl = 500 * time.Millisecond
 	}
 	s.keys = newKeyCache(cfg.Keys, ttl, s.now)
+	s.life, _ = cfg.Ledger.(lifecycleLedger)
 	if cfg.Controls != nil {
 		s.ips = &ipCache{store: cfg.Controls, ttl: ttl, now: s.now, entries: map[string]cachedIPs{}}
 		s.cfg.Ledger = addressGuard{ledger: cfg.Ledger, addresses: cfg.Controls, now: s.now}

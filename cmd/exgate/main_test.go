@@ -140,6 +140,25 @@ func TestDemo(t *testing.T) {
 	if err == nil || !strings.Contains(got, "UNKNOWN_SYMBOL") {
 		t.Fatalf("call of an unknown pair: %v %s", err, got)
 	}
+
+	// The order lifecycle through the gateway as serve wires it (the
+	// coalescing wrapper around sim, the withdrawal allowlist around the
+	// journal): a limit order far below the market rests, is listed open,
+	// and is canceled by its client id.
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"POST", "/v1/order/limit", "asset1=BTC", "asset2=USDT", "side=BUY", "quantity=0.01", "price=1000", "clientOrderId=demo-rest"}, `"status":"PENDING"`},
+		{[]string{"GET", "/v1/order/open", "asset1=BTC", "asset2=USDT"}, `"clientOrderId":"demo-rest"`},
+		{[]string{"POST", "/v1/order/cancel", "clientOrderId=demo-rest"}, `"status":"CANCELED"`},
+		{[]string{"GET", "/v1/order/open", "asset1=BTC", "asset2=USDT"}, `[]`},
+	} {
+		got, err := runCmd(t, env, append([]string{"call"}, step.args...)...)
+		if err != nil || !strings.Contains(got, step.want) {
+			t.Fatalf("call %s: %v %s; want %s", strings.Join(step.args, " "), err, got, step.want)
+		}
+	}
 }
 
 func checkDemoBalances(t *testing.T, body []byte) {
