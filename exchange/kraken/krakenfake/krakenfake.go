@@ -113,6 +113,7 @@ type Server struct {
 	fault    func(*http.Request) Fault
 	hold     bool
 	seq      int
+	tradeSeq int
 }
 
 type account struct {
@@ -122,6 +123,8 @@ type account struct {
 	balances    map[string]decimal.Decimal
 	holds       map[string]decimal.Decimal
 	orders      []*order
+	trades      []*trade
+	validated   int
 	deposits    []Deposit
 	addresses   map[string][]depositAddress
 	withdrawals []*withdrawal
@@ -271,7 +274,7 @@ func (s *Server) FillHeldOrders() {
 	defer s.mu.Unlock()
 	for _, a := range s.accounts {
 		for _, o := range a.orders {
-			if o.Status == "open" {
+			if o.Status == "open" && o.OrderType == "market" {
 				s.fill(a, o)
 			}
 		}
@@ -492,6 +495,8 @@ func (s *Server) private(w http.ResponseWriter, r *http.Request) {
 		"QueryOrders":       s.queryOrders,
 		"OpenOrders":        s.openOrders,
 		"ClosedOrders":      s.closedOrders,
+		"CancelOrder":       s.cancelOrder,
+		"TradesHistory":     s.tradesHistory,
 		"DepositMethods":    s.depositMethods,
 		"DepositAddresses":  s.depositAddresses,
 		"DepositStatus":     s.depositStatus,
