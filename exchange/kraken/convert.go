@@ -407,3 +407,45 @@ var tradingCounter = map[Tier]exgate.RateLimit{
 // limits them per IP; about one call per second is safe). Source: Kraken
 // support "REST API public endpoint rate limits" (206548367).
 var publicLimit = exgate.RateLimit{Rate: 1, Period: time.Second, Burst: 10}
+
+// pairStates maps an AssetPairs status to the market's normalized status
+// and the order types it takes now: online takes everything, limit_only
+// and post_only only limit orders (post_only only with postOnly), and
+// cancel_only and reduce_only nothing new. A row without a status is
+// online. Source: docs.kraken.com "Get Tradable Asset Pairs", field
+// status.
+var pairStates = map[string]struct {
+	status exgate.SymbolStatus
+	types  []string
+}{
+	"online":      {exgate.SymbolTrading, []string{exgate.OrderTypeMarket, exgate.OrderTypeLimit}},
+	"limit_only":  {exgate.SymbolTrading, []string{exgate.OrderTypeLimit}},
+	"post_only":   {exgate.SymbolTrading, []string{exgate.OrderTypeLimit}},
+	"cancel_only": {exgate.SymbolHalted, []string{}},
+	"reduce_only": {exgate.SymbolHalted, []string{}},
+}
+
+// timesInForce maps the gateway's time in force to AddOrder's
+// timeinforce. Kraken Spot's REST AddOrder documents GTC (the default),
+// IOC and GTD only; there is no fill-or-kill, so FOK is refused before
+// anything is sent (400 INVALID_PARAMETER naming timeInForce). Source:
+// docs.kraken.com "Add Order", field timeinforce.
+var timesInForce = map[exgate.TimeInForce]string{
+	exgate.GTC: "GTC",
+	exgate.IOC: "IOC",
+}
+
+// orderReasons maps the reason Kraken gives an order its engine canceled
+// at once to what the gateway answers the order's placement with. A
+// post-only limit order that would take liquidity is accepted by AddOrder
+// (it has a txid) and canceled by the engine with reason "Post only
+// order"; the gateway answers ORDER_REJECTED. Matched by prefix. Source:
+// docs.kraken.com "Add Order" (oflags post: "post-only order, available
+// when ordertype = limit") and "Query Orders Info" (reason).
+var orderReasons = []struct {
+	prefix string
+	code   exgate.Code
+	detail string
+}{
+	{"Post only order", exgate.CodeOrderRejected, "the postOnly order would have traded at once; Kraken canceled it"},
+}

@@ -112,3 +112,5 @@ func New(opts Options) *Exchange {
 
 // Name returns "kraken".
 func (e *Exchange) Name() string { return exgate.ExchangeKraken }
+
+var _ exgate.OrderManager = (*Exchange)(nil)
