@@ -212,8 +212,8 @@ type krakenOrder struct {
 	OpenTm  rest.Decimal `json:"opentm"`
 	CloseTm rest.Decimal `json:"closetm"`
 	Descr   struct {
-		Pair      string `json:"pair"`
-		Type      string `json:"type"`
+		Pair      string       `json:"pair"`
+		Type      string       `json:"type"`
 		OrderType string       `json:"ordertype"`
 		Price     rest.Decimal `json:"price"`
 	} `json:"descr"`
