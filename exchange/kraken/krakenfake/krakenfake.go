@@ -7,8 +7,9 @@
 // XBTUSDT), Kraken's error strings.
 //
 // It serves Assets, AssetPairs, OHLC, Depth, Time, Balance, BalanceEx,
-// AddOrder (market orders only, filled against the fake's book, moving
-// balances), QueryOrders, OpenOrders, ClosedOrders, DepositMethods,
+// AddOrder (market orders, filled against the fake's book, moving
+// balances; limit orders, see lifecycle.go; validate=true), QueryOrders,
+// OpenOrders, ClosedOrders, CancelOrder, TradesHistory, DepositMethods,
 // DepositAddresses, DepositStatus, WithdrawMethods, WithdrawAddresses,
 // WithdrawInfo, Withdraw and WithdrawStatus. Private calls take
 // form-encoded bodies only (Kraken also takes JSON).
