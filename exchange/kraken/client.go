@@ -379,7 +379,7 @@ func (c *client) apiErrorToExgate(ctx context.Context, kind callKind, paceKey st
 	case kind == kindWithdraw && rule.withdrawCode != "":
 		code = rule.withdrawCode
 	}
-	xe := &exgate.Error{Code: code, Detail: rule.detail + " (" + msg + ")", Err: ae}
+	xe := &exgate.Error{Code: code, Param: rule.param, Detail: rule.detail + " (" + msg + ")", Err: ae}
 	if code == exgate.CodeNotFound {
 		xe.Err = fmt.Errorf("%w: %w", exgate.ErrNotFound, ae)
 	}

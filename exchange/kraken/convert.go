@@ -294,7 +294,10 @@ type errorRule struct {
 	// noPause keeps other calls on the key going (the answer concerns
 	// this request only).
 	noPause bool
-	detail  string
+	// param names the request parameter an INVALID_PARAMETER refusal is
+	// about.
+	param  string
+	detail string
 }
 
 // errorRules maps Kraken's error strings (`<severity><category>:<message>
@@ -336,6 +339,12 @@ var errorRules = []errorRule{
 	{prefix: "EOrder:Trading agreement required", code: exgate.CodeOrderRejected, detail: "the Kraken account must accept the trading agreement"},
 	{prefix: "EOrder:Unknown order", code: exgate.CodeNotFound, detail: "Kraken has no such order"},
 	{prefix: "EOrder:Invalid order", code: exgate.CodeNotFound, detail: "Kraken has no such order"},
+	// A price off the pair's tick_size (the adapter checks it before
+	// sending; these answer a tick that changed since AssetPairs was
+	// read). Texts from ccxt's map and a third-party catalog of Kraken's
+	// errors: not established from Kraken's own pages.
+	{prefix: "EOrder:Tick size check failed", code: exgate.CodeInvalidParameter, param: "price", detail: "the price is not a multiple of Kraken's tick size for this pair"},
+	{prefix: "EOrder:Invalid price", code: exgate.CodeInvalidParameter, param: "price", detail: "Kraken refused the price"},
 	{prefix: "EOrder:", code: exgate.CodeOrderRejected, detail: "Kraken refused the order"},
 	{prefix: "EFunding:Unknown withdraw key", code: exgate.CodeWithdrawalRejected, detail: "no such withdrawal key in the Kraken account"},
 	{prefix: "EFunding:Insufficient funds", code: exgate.CodeInsufficientFunds, detail: "insufficient funds on Kraken"},

@@ -57,6 +57,10 @@ func (s *Server) addTrade(a *account, o *order, price, vol, cost, fee decimal.De
 // addLimitOrder checks and places a limit order (or only checks it, with
 // validate=true).
 func (s *Server) addLimitOrder(a *account, p *Pair, typ string, f url.Values) (any, error) {
+	if err := knownArgs(f, "nonce", "pair", "type", "ordertype", "volume", "price", "timeinforce", "expiretm", "starttm",
+		"oflags", "cl_ord_id", "userref", "validate", "deadline", "stptype"); err != nil {
+		return nil, err
+	}
 	vol, err := decimal.NewFromString(f.Get("volume"))
 	if err != nil || vol.Sign() <= 0 || strings.ContainsAny(f.Get("volume"), "eE") || !vol.Equal(vol.Truncate(p.LotDecimals)) {
 		return nil, invalidArg("volume")
@@ -222,6 +226,9 @@ func (s *Server) reserve(a *account, o *order, vol decimal.Decimal, add bool) {
 // cancelOrder cancels one open order by txid or cl_ord_id (exactly one of
 // them); an unknown or closed order is EOrder:Invalid order.
 func (s *Server) cancelOrder(a *account, f url.Values) (any, error) {
+	if err := knownArgs(f, "nonce", "txid", "cl_ord_id"); err != nil {
+		return nil, err
+	}
 	txid, cl := f.Get("txid"), f.Get("cl_ord_id")
 	if (txid == "") == (cl == "") {
 		return nil, invalidArg("txid")
@@ -256,12 +263,8 @@ func (s *Server) closeResting(a *account, o *order, status, reason string) {
 // tradesHistory lists the account's trades newest first, 50 a page from
 // ofs, with the total count.
 func (s *Server) tradesHistory(a *account, f url.Values) (any, error) {
-	for k := range f {
-		switch k {
-		case "nonce", "type", "trades", "start", "end", "ofs", "consolidate_taker", "ledgers":
-		default:
-			return nil, invalidArg(k)
-		}
+	if err := knownArgs(f, "nonce", "type", "trades", "start", "end", "ofs", "consolidate_taker", "ledgers"); err != nil {
+		return nil, err
 	}
 	ofs := 0
 	if v := f.Get("ofs"); v != "" {
@@ -373,4 +376,15 @@ func descrJSON(o *order) map[string]any {
 		d["order"] = describeLimit(o.Type, o.Volume, o.Price, o.Pair)
 	}
 	return d
+}
+
+// knownArgs refuses a parameter the call does not document, naming it as
+// Kraken names a bad argument.
+func knownArgs(f url.Values, names ...string) error {
+	for k := range f {
+		if !slices.Contains(names, k) {
+			return invalidArg(k)
+		}
+	}
+	return nil
 }
