@@ -608,7 +608,7 @@ func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req 
 	if mk, ok := m.bySymbol[req.Symbol]; ok {
 		pair = mk.key
 	}
-	q := exgate.OrderQuery{Symbol: req.Symbol, ClientOrderID: req.ClientOrderID, ExchangeOrderID: req.ExchangeOrderID}
+	q := exgate.OrderQuery(req)
 	var res struct {
 		Count   int  `json:"count"`
 		Pending bool `json:"pending"`
