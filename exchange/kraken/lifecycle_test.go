@@ -205,3 +205,24 @@ func TestRecentWithdrawals(t *testing.T) {
 		t.Errorf("failed BTC withdrawals = %+v, %v", none, err)
 	}
 }
+
+// A pair in cancel_only is HALTED with no order types, and a limit order
+// on it is refused before sending; a row without a status is online.
+func TestPairStates(t *testing.T) {
+	e := newEnv(t, krakenfake.Options{}, nil)
+	dot := exgate.Symbol{Base: "DOT", Quote: "USD"}
+	got, err := e.ex.Symbols(t.Context(), e.cred, exgate.SymbolFilter{Symbol: dot})
+	if err != nil || len(got) != 1 || got[0].Status != exgate.SymbolHalted || got[0].OrderTypes == nil || len(got[0].OrderTypes) != 0 {
+		t.Errorf("Symbols(DOT/USD) = %+v, %v; want HALTED, no order types", got, err)
+	}
+	doge, err := e.ex.Symbols(t.Context(), e.cred, exgate.SymbolFilter{Symbol: exgate.Symbol{Base: "DOGE", Quote: "USD"}})
+	if err != nil || len(doge) != 1 || doge[0].Status != exgate.SymbolTrading {
+		t.Errorf("Symbols(DOGE/USD) = %+v, %v; want TRADING (no status is online)", doge, err)
+	}
+	req := exgate.LimitOrderRequest{Symbol: dot, Side: exgate.SideBuy, Quantity: dec("1"), Price: dec("4"), TimeInForce: exgate.GTC, ClientOrderID: "dot-1"}
+	_, err = e.ex.PlaceLimitOrder(t.Context(), e.cred, req)
+	wantCode(t, err, exgate.CodeOrderRejected, "cancel_only")
+	if n := e.srv.Requests("/0/private/AddOrder"); n != 0 {
+		t.Errorf("%d AddOrder calls, want none", n)
+	}
+}
