@@ -20,6 +20,7 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/api"
+	"github.com/exgate/exgate/api/openapitest"
 	"github.com/exgate/exgate/exchange/kraken/krakenfake"
 	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/journal"
@@ -33,6 +34,7 @@ type apiGateway struct {
 	t              *testing.T
 	env            *env
 	srv            *httptest.Server
+	validator      *openapitest.Validator
 	apiKey, secret string
 	ms             atomic.Int64 // the gateway's clock, in ms; moves 1 ms a POST
 }
@@ -40,7 +42,7 @@ type apiGateway struct {
 func newAPIGateway(t *testing.T) *apiGateway {
 	t.Helper()
 	e := newEnv(t, krakenfake.Options{}, nil)
-	g := &apiGateway{t: t, env: e, apiKey: "keyclienta", secret: "secret-of-client-a"}
+	g := &apiGateway{t: t, env: e, apiKey: "keyclienta", secret: "secret-of-client-a", validator: openapitest.New(t)}
 	g.ms.Store(testNow.UnixMilli())
 	now := func() time.Time { return time.UnixMilli(g.ms.Load()) }
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{7}, 32))
@@ -127,6 +129,11 @@ func (g *apiGateway) call(method, path string, members ...string) apiAnswer {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
+	// Every answer must match the OpenAPI document.
+	check, _ := http.NewRequest(method, g.srv.URL+path, nil)
+	check.URL.RawQuery = req.URL.RawQuery
+	check.Header = req.Header
+	g.validator.Check(g.t, check, resp, body)
 	return apiAnswer{resp.StatusCode, body}
 }
 
@@ -326,5 +333,23 @@ func TestOutsideOrdersListed(t *testing.T) {
 	fills := answerAs[[]exgate.Fill](t, g.call(http.MethodGet, "/v1/order/fills", "asset1", "BTC", "asset2", "USDT"))
 	if len(fills) != 1 || fills[0].OrderID != txid || !fills[0].Maker || !fills[0].Quantity.Equal(dec("0.02")) {
 		t.Errorf("fills %+v", fills)
+	}
+}
+
+// Symbols and recent withdrawals through the API, checked against the
+// OpenAPI document like every answer here.
+func TestSymbolsAndWithdrawalsThroughTheAPI(t *testing.T) {
+	g := newAPIGateway(t)
+	syms := answerAs[[]exgate.SymbolInfo](t, g.call(http.MethodGet, "/v1/market/symbols", "asset1", "BTC", "asset2", "USDT"))
+	if len(syms) != 1 || syms[0].PriceStep != "0.1" || syms[0].QuantityStep != "0.00000001" || syms[0].MinQuantity != "0.0001" {
+		t.Errorf("symbols %+v", syms)
+	}
+	all := answerAs[[]exgate.SymbolInfo](t, g.call(http.MethodGet, "/v1/market/symbols"))
+	if len(all) < 10 {
+		t.Errorf("%d symbols", len(all))
+	}
+	ws := answerAs[[]exgate.Withdrawal](t, g.call(http.MethodGet, "/v1/wallet/recent-withdraws"))
+	if ws == nil {
+		t.Error("no withdrawal list")
 	}
 }
