@@ -66,9 +66,31 @@ const (
 	kindOrder
 	// kindWithdraw submits a withdrawal: as kindOrder.
 	kindWithdraw
+	// kindCancel cancels an order: as kindOrder (never retried, an
+	// ambiguous failure is EXCHANGE_TIMEOUT), paced on the trading
+	// counter.
+	kindCancel
+	// kindValidate is AddOrder with validate=true: nothing is placed, so
+	// it is retried as a read, but it is paced on the trading counter.
+	kindValidate
 )
 
-func (k callKind) mutation() bool { return k != kindRead }
+func (k callKind) mutation() bool { return k != kindRead && k != kindValidate }
+
+// trading reports whether the call counts against Kraken's per-pair
+// trading counter instead of the REST call counter.
+func (k callKind) trading() bool { return k == kindOrder || k == kindCancel || k == kindValidate }
+
+// callCost is what a private call adds to the REST call counter: 2 for
+// the ledger and trade history calls, 1 for the others. Source:
+// docs.kraken.com "Spot REST API rate limits".
+func callCost(method string) int {
+	switch method {
+	case "Ledgers", "QueryLedgers", "TradesHistory":
+		return 2
+	}
+	return 1
+}
 
 // maxBody bounds the size of an answer the client reads (AssetPairs is
 // the largest, about 1 MB).
@@ -178,13 +200,13 @@ func (c *client) private(ctx context.Context, cred exgate.Credential, method str
 	if _, err := base64.StdEncoding.DecodeString(cred.Secret); err != nil {
 		return &exgate.Error{Code: exgate.CodeExchangeAuthFailed, Detail: "the Kraken API secret is not base64", Err: err}
 	}
-	paceKey, limit := "kraken:rest:"+cred.Key, restCounter[c.tier]
-	if kind == kindOrder {
-		paceKey, limit = "kraken:trade:"+cred.Key+":"+pair, tradingCounter[c.tier]
+	paceKey, limit, cost := "kraken:rest:"+cred.Key, restCounter[c.tier], callCost(method)
+	if kind.trading() {
+		paceKey, limit, cost = "kraken:trade:"+cred.Key+":"+pair, tradingCounter[c.tier], 1
 	}
 	path := "/0/private/" + method
 	err := c.Retry(ctx, kind.mutation(), retryable, func() error {
-		if err := c.Pacer().Take(ctx, rest.Budget{Key: paceKey, Cost: 1, Limit: limit, What: "call counter of this key"}); err != nil {
+		if err := c.Pacer().Take(ctx, rest.Budget{Key: paceKey, Cost: cost, Limit: limit, What: "call counter of this key"}); err != nil {
 			return err
 		}
 		unlock, err := c.locks.lock(ctx, cred.Key)
@@ -352,12 +374,12 @@ func (c *client) apiErrorToExgate(ctx context.Context, kind callKind, paceKey st
 	}
 	code := rule.code
 	switch {
-	case kind == kindOrder && rule.orderCode != "":
+	case (kind == kindOrder || kind == kindValidate) && rule.orderCode != "":
 		code = rule.orderCode
 	case kind == kindWithdraw && rule.withdrawCode != "":
 		code = rule.withdrawCode
 	}
-	xe := &exgate.Error{Code: code, Detail: rule.detail + " (" + msg + ")", Err: ae}
+	xe := &exgate.Error{Code: code, Param: rule.param, Detail: rule.detail + " (" + msg + ")", Err: ae}
 	if code == exgate.CodeNotFound {
 		xe.Err = fmt.Errorf("%w: %w", exgate.ErrNotFound, ae)
 	}

@@ -294,7 +294,10 @@ type errorRule struct {
 	// noPause keeps other calls on the key going (the answer concerns
 	// this request only).
 	noPause bool
-	detail  string
+	// param names the request parameter an INVALID_PARAMETER refusal is
+	// about.
+	param  string
+	detail string
 }
 
 // errorRules maps Kraken's error strings (`<severity><category>:<message>
@@ -336,6 +339,12 @@ var errorRules = []errorRule{
 	{prefix: "EOrder:Trading agreement required", code: exgate.CodeOrderRejected, detail: "the Kraken account must accept the trading agreement"},
 	{prefix: "EOrder:Unknown order", code: exgate.CodeNotFound, detail: "Kraken has no such order"},
 	{prefix: "EOrder:Invalid order", code: exgate.CodeNotFound, detail: "Kraken has no such order"},
+	// A price off the pair's tick_size (the adapter checks it before
+	// sending; these answer a tick that changed since AssetPairs was
+	// read). Texts from ccxt's map and a third-party catalog of Kraken's
+	// errors: not established from Kraken's own pages.
+	{prefix: "EOrder:Tick size check failed", code: exgate.CodeInvalidParameter, param: "price", detail: "the price is not a multiple of Kraken's tick size for this pair"},
+	{prefix: "EOrder:Invalid price", code: exgate.CodeInvalidParameter, param: "price", detail: "Kraken refused the price"},
 	{prefix: "EOrder:", code: exgate.CodeOrderRejected, detail: "Kraken refused the order"},
 	{prefix: "EFunding:Unknown withdraw key", code: exgate.CodeWithdrawalRejected, detail: "no such withdrawal key in the Kraken account"},
 	{prefix: "EFunding:Insufficient funds", code: exgate.CodeInsufficientFunds, detail: "insufficient funds on Kraken"},
@@ -407,3 +416,45 @@ var tradingCounter = map[Tier]exgate.RateLimit{
 // limits them per IP; about one call per second is safe). Source: Kraken
 // support "REST API public endpoint rate limits" (206548367).
 var publicLimit = exgate.RateLimit{Rate: 1, Period: time.Second, Burst: 10}
+
+// pairStates maps an AssetPairs status to the market's normalized status
+// and the order types it takes now: online takes everything, limit_only
+// and post_only only limit orders (post_only only with postOnly), and
+// cancel_only and reduce_only nothing new. A row without a status is
+// online. Source: docs.kraken.com "Get Tradable Asset Pairs", field
+// status.
+var pairStates = map[string]struct {
+	status exgate.SymbolStatus
+	types  []string
+}{
+	"online":      {exgate.SymbolTrading, []string{exgate.OrderTypeMarket, exgate.OrderTypeLimit}},
+	"limit_only":  {exgate.SymbolTrading, []string{exgate.OrderTypeLimit}},
+	"post_only":   {exgate.SymbolTrading, []string{exgate.OrderTypeLimit}},
+	"cancel_only": {exgate.SymbolHalted, []string{}},
+	"reduce_only": {exgate.SymbolHalted, []string{}},
+}
+
+// timesInForce maps the gateway's time in force to AddOrder's
+// timeinforce. Kraken Spot's REST AddOrder documents GTC (the default),
+// IOC and GTD only; there is no fill-or-kill, so FOK is refused before
+// anything is sent (400 INVALID_PARAMETER naming timeInForce). Source:
+// docs.kraken.com "Add Order", field timeinforce.
+var timesInForce = map[exgate.TimeInForce]string{
+	exgate.GTC: "GTC",
+	exgate.IOC: "IOC",
+}
+
+// orderReasons maps the reason Kraken gives an order its engine canceled
+// at once to what the gateway answers the order's placement with. A
+// post-only limit order that would take liquidity is accepted by AddOrder
+// (it has a txid) and canceled by the engine with reason "Post only
+// order"; the gateway answers ORDER_REJECTED. Matched by prefix. Source:
+// docs.kraken.com "Add Order" (oflags post: "post-only order, available
+// when ordertype = limit") and "Query Orders Info" (reason).
+var orderReasons = []struct {
+	prefix string
+	code   exgate.Code
+	detail string
+}{
+	{"Post only order", exgate.CodeOrderRejected, "the postOnly order would have traded at once; Kraken canceled it"},
+}

@@ -328,7 +328,9 @@ func TestErrorTable(t *testing.T) {
 		{msg: "EOrder:Trading agreement required", want: want{exgate.CodeOrderRejected, exgate.CodeOrderRejected, exgate.CodeOrderRejected}},
 		{msg: "EOrder:Unknown order", want: want{exgate.CodeNotFound, exgate.CodeNotFound, exgate.CodeNotFound}, notFound: true},
 		{msg: "EOrder:Invalid order", want: want{exgate.CodeNotFound, exgate.CodeNotFound, exgate.CodeNotFound}, notFound: true},
-		{msg: "EOrder:Tick size check failed", want: want{exgate.CodeOrderRejected, exgate.CodeOrderRejected, exgate.CodeOrderRejected}},
+		{msg: "EOrder:Tick size check failed", want: want{exgate.CodeInvalidParameter, exgate.CodeInvalidParameter, exgate.CodeInvalidParameter}},
+		{msg: "EOrder:Invalid price", want: want{exgate.CodeInvalidParameter, exgate.CodeInvalidParameter, exgate.CodeInvalidParameter}},
+		{msg: "EOrder:Positions limit exceeded", want: want{exgate.CodeOrderRejected, exgate.CodeOrderRejected, exgate.CodeOrderRejected}},
 		{msg: "EFunding:Unknown withdraw key", want: want{exgate.CodeWithdrawalRejected, exgate.CodeWithdrawalRejected, exgate.CodeWithdrawalRejected}},
 		{msg: "EFunding:Insufficient funds", want: want{exgate.CodeInsufficientFunds, exgate.CodeInsufficientFunds, exgate.CodeInsufficientFunds}},
 		{msg: "EFunding:Invalid amount", want: want{exgate.CodeWithdrawalRejected, exgate.CodeWithdrawalRejected, exgate.CodeWithdrawalRejected}},
@@ -384,6 +386,26 @@ func TestErrorTable(t *testing.T) {
 					t.Errorf("errors.Is(ErrNotFound) = %v, want %v", !tc.notFound, tc.notFound)
 				}
 			})
+		}
+	}
+	// Cancels are mutations (an ambiguous answer is EXCHANGE_TIMEOUT);
+	// validate=true places nothing, so its ambiguous answers are not.
+	for _, tc := range []struct {
+		kind  callKind
+		msg   string
+		want  exgate.Code
+		param string
+	}{
+		{kindCancel, "EGeneral:Internal error", timeout, ""},
+		{kindCancel, "EOrder:Invalid order", exgate.CodeNotFound, ""},
+		{kindValidate, "EGeneral:Internal error", unavailable, ""},
+		{kindValidate, "EGeneral:Invalid arguments:volume", exgate.CodeOrderRejected, ""},
+		{kindOrder, "EOrder:Tick size check failed", exgate.CodeInvalidParameter, "price"},
+	} {
+		c := &client{Transport: rest.Transport{Exchange: "kraken", Now: func() time.Time { return now }, Limiter: &recLimiter{}, Log: discardLogger()}}
+		err := c.classify(t.Context(), tc.kind, "kraken:trade:k:XBTUSDT", tradingCounter[TierStarter], "Method", &apiError{messages: []string{tc.msg}})
+		if xe, ok := errors.AsType[*exgate.Error](err); !ok || xe.Code != tc.want || xe.Param != tc.param {
+			t.Errorf("kind %d, %s: %v, want %s naming %q", tc.kind, tc.msg, err, tc.want, tc.param)
 		}
 	}
 	t.Run("rate limit backoff drains three counter points", func(t *testing.T) {

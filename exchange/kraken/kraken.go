@@ -1,5 +1,6 @@
 // Package kraken is the exgate adapter for Kraken Spot's REST API: market
-// orders, klines, order books, balances, deposits and withdrawals, with
+// and limit orders, cancels, open and recent orders, fills, klines, order
+// books, balances, deposits and withdrawals, with
 // Kraken's asset and pair names mapped to common codes (XXBT and XBT are
 // BTC) and Kraken's nonce, signature and rate-limit rules handled.
 //
@@ -112,3 +113,5 @@ func New(opts Options) *Exchange {
 
 // Name returns "kraken".
 func (e *Exchange) Name() string { return exgate.ExchangeKraken }
+
+var _ exgate.OrderManager = (*Exchange)(nil)

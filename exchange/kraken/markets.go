@@ -34,6 +34,7 @@ type pairInfo struct {
 	PairDecimals *int32       `json:"pair_decimals"`
 	OrderMin     rest.Decimal `json:"ordermin"`
 	CostMin      rest.Decimal `json:"costmin"`
+	TickSize     rest.Decimal `json:"tick_size"`
 	Status       string       `json:"status"`
 }
 
@@ -46,6 +47,9 @@ type market struct {
 	costDecimals         int32
 	pairDecimals         int32
 	orderMin, costMin    decimal.Decimal
+	// tick is the price step: tick_size, or 10^-pair_decimals where a
+	// row has none.
+	tick decimal.Decimal
 	// status is online, cancel_only, post_only, limit_only or
 	// reduce_only; a missing status is online.
 	status string
@@ -131,7 +135,11 @@ func buildMarkets(assets map[string]assetInfo, pairs map[string]pairInfo, loaded
 			pairDecimals: intOr(p.PairDecimals, 8),
 			orderMin:     p.OrderMin.Decimal,
 			costMin:      p.CostMin.Decimal,
+			tick:         p.TickSize.Decimal,
 			status:       p.Status,
+		}
+		if !mk.tick.IsPositive() {
+			mk.tick = decimal.New(1, -mk.pairDecimals)
 		}
 		if mk.status == "" {
 			mk.status = "online"
@@ -242,4 +250,42 @@ func parseAssetPairs(raw []byte) (map[string]pairInfo, error) {
 		return nil, err
 	}
 	return pairs, nil
+}
+
+// Symbols lists Kraken's pairs (AssetPairs, cached) with their rules:
+// quantityStep 10^-lot_decimals, priceStep tick_size, minQuantity
+// ordermin (base), minNotional costmin (quote). A pair given the other way
+// round is not listed: the answer is empty.
+func (e *Exchange) Symbols(ctx context.Context, _ exgate.Credential, f exgate.SymbolFilter) ([]exgate.SymbolInfo, error) {
+	m, err := e.loadMarkets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []exgate.SymbolInfo{}
+	for sym, mk := range m.bySymbol {
+		if (f.Symbol != exgate.Symbol{} && f.Symbol != sym) {
+			continue
+		}
+		out = append(out, mk.info())
+	}
+	slices.SortFunc(out, func(a, b exgate.SymbolInfo) int {
+		return strings.Compare(a.Asset1+"/"+a.Asset2, b.Asset1+"/"+b.Asset2)
+	})
+	return out, nil
+}
+
+// info is the market as a SymbolInfo.
+func (mk *market) info() exgate.SymbolInfo {
+	st, ok := pairStates[mk.status]
+	if !ok {
+		st = pairStates["cancel_only"]
+	}
+	return exgate.SymbolInfo{
+		Asset1: mk.symbol.Base, Asset2: mk.symbol.Quote, Status: st.status,
+		QuantityStep: decimal.New(1, -mk.lotDecimals).String(),
+		PriceStep:    mk.tick.String(),
+		MinQuantity:  mk.orderMin.String(),
+		MinNotional:  mk.costMin.String(),
+		OrderTypes:   slices.Clone(st.types),
+	}
 }

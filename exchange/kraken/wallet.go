@@ -687,3 +687,39 @@ func (l *withdrawalLog) claimed() map[string]string {
 	}
 	return out
 }
+
+// RecentWithdrawals reads WithdrawStatus (newest first), withdrawals made
+// outside the gateway included, filtered by asset and normalized status.
+// Kraken has no client withdrawal id: a withdrawal this process sent
+// carries the gateway's id, any other Kraken's refid.
+func (e *Exchange) RecentWithdrawals(ctx context.Context, cred exgate.Credential, f exgate.WithdrawalFilter) ([]exgate.Withdrawal, error) {
+	m, err := e.loadMarkets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	assetID := ""
+	if f.Asset != "" {
+		id, ok := m.assetID(f.Asset)
+		if !ok {
+			return []exgate.Withdrawal{}, nil
+		}
+		assetID = id
+	}
+	rows, err := e.fundingStatus(ctx, cred, "WithdrawStatus", assetID)
+	if err != nil {
+		return nil, err
+	}
+	claimed := e.sent.claimed()
+	out := make([]exgate.Withdrawal, 0, len(rows))
+	for _, r := range rows {
+		w := m.toWithdrawal(r, claimed[r.Refid])
+		if w.ID == "" {
+			w.ID = r.Refid
+		}
+		if (f.Asset != "" && w.Asset != f.Asset) || (f.Status != "" && w.Status != f.Status) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}

@@ -7,8 +7,9 @@
 // XBTUSDT), Kraken's error strings.
 //
 // It serves Assets, AssetPairs, OHLC, Depth, Time, Balance, BalanceEx,
-// AddOrder (market orders only, filled against the fake's book, moving
-// balances), QueryOrders, OpenOrders, ClosedOrders, DepositMethods,
+// AddOrder (market orders, filled against the fake's book, moving
+// balances; limit orders, see lifecycle.go; validate=true), QueryOrders,
+// OpenOrders, ClosedOrders, CancelOrder, TradesHistory, DepositMethods,
 // DepositAddresses, DepositStatus, WithdrawMethods, WithdrawAddresses,
 // WithdrawInfo, Withdraw and WithdrawStatus. Private calls take
 // form-encoded bodies only (Kraken also takes JSON).
@@ -113,6 +114,7 @@ type Server struct {
 	fault    func(*http.Request) Fault
 	hold     bool
 	seq      int
+	tradeSeq int
 }
 
 type account struct {
@@ -122,6 +124,8 @@ type account struct {
 	balances    map[string]decimal.Decimal
 	holds       map[string]decimal.Decimal
 	orders      []*order
+	trades      []*trade
+	validated   int
 	deposits    []Deposit
 	addresses   map[string][]depositAddress
 	withdrawals []*withdrawal
@@ -271,7 +275,7 @@ func (s *Server) FillHeldOrders() {
 	defer s.mu.Unlock()
 	for _, a := range s.accounts {
 		for _, o := range a.orders {
-			if o.Status == "open" {
+			if o.Status == "open" && o.OrderType == "market" {
 				s.fill(a, o)
 			}
 		}
@@ -492,6 +496,8 @@ func (s *Server) private(w http.ResponseWriter, r *http.Request) {
 		"QueryOrders":       s.queryOrders,
 		"OpenOrders":        s.openOrders,
 		"ClosedOrders":      s.closedOrders,
+		"CancelOrder":       s.cancelOrder,
+		"TradesHistory":     s.tradesHistory,
 		"DepositMethods":    s.depositMethods,
 		"DepositAddresses":  s.depositAddresses,
 		"DepositStatus":     s.depositStatus,

@@ -100,7 +100,12 @@ func TestAddOrderChecks(t *testing.T) {
 	}{
 		{"unknown pair", url.Values{"pair": {"NOPE"}, "type": {"buy"}, "ordertype": {"market"}, "volume": {"0.01"}}, "EQuery:Unknown asset pair"},
 		{"bad side", url.Values{"pair": {"XBTUSDT"}, "type": {"long"}, "ordertype": {"market"}, "volume": {"0.01"}}, "EGeneral:Invalid arguments:type"},
-		{"limit orders not served", url.Values{"pair": {"XBTUSDT"}, "type": {"buy"}, "ordertype": {"limit"}, "volume": {"0.01"}}, "EGeneral:Invalid arguments:ordertype"},
+		{"limit order without a price", url.Values{"pair": {"XBTUSDT"}, "type": {"buy"}, "ordertype": {"limit"}, "volume": {"0.01"}}, "EGeneral:Invalid arguments:price"},
+		{"limit price off the tick", url.Values{"pair": {"XBTUSDT"}, "type": {"buy"}, "ordertype": {"limit"}, "volume": {"0.01"}, "price": {"25000.05"}}, "EGeneral:Invalid arguments:price"},
+		{"FOK is not a Kraken time in force", url.Values{"pair": {"XBTUSDT"}, "type": {"buy"}, "ordertype": {"limit"}, "volume": {"0.01"}, "price": {"25000"}, "timeinforce": {"FOK"}}, "EGeneral:Invalid arguments:timeinforce"},
+		{"post with IOC", url.Values{"pair": {"XBTUSDT"}, "type": {"buy"}, "ordertype": {"limit"}, "volume": {"0.01"}, "price": {"25000"}, "timeinforce": {"IOC"}, "oflags": {"post"}}, "EGeneral:Invalid arguments:oflags"},
+		{"a parameter Kraken does not document", url.Values{"pair": {"XBTUSDT"}, "type": {"buy"}, "ordertype": {"limit"}, "volume": {"0.01"}, "price": {"25000"}, "timeInForce": {"GTC"}}, "EGeneral:Invalid arguments:timeInForce"},
+		{"stop orders not served", url.Values{"pair": {"XBTUSDT"}, "type": {"buy"}, "ordertype": {"stop-loss"}, "volume": {"0.01"}}, "EGeneral:Invalid arguments:ordertype"},
 		{"too many decimals", url.Values{"pair": {"XBTUSDT"}, "type": {"buy"}, "ordertype": {"market"}, "volume": {"0.000000001"}}, "EGeneral:Invalid arguments:volume"},
 		{"viqc on a sell", url.Values{"pair": {"XBTUSDT"}, "type": {"sell"}, "ordertype": {"market"}, "volume": {"10"}, "oflags": {"viqc"}}, "EGeneral:Invalid arguments:viqc"},
 		{"below ordermin", url.Values{"pair": {"XBTUSDT"}, "type": {"buy"}, "ordertype": {"market"}, "volume": {"0.00001"}}, "EOrder:Order minimum not met"},

@@ -13,20 +13,25 @@ import (
 
 // order is an order as the fake keeps it.
 type order struct {
-	Txid     string
-	ClOrdID  string
-	Pair     *Pair
-	Type     string // buy, sell
-	Volume   decimal.Decimal
-	Oflags   []string
-	Status   string
-	Reason   string
-	OpenTm   decimal.Decimal
-	CloseTm  decimal.Decimal
-	VolExec  decimal.Decimal
-	Cost     decimal.Decimal
-	Fee      decimal.Decimal
-	AvgPrice decimal.Decimal
+	Txid    string
+	ClOrdID string
+	Pair    *Pair
+	Type    string // buy, sell
+	Volume  decimal.Decimal
+	Oflags  []string
+	Status  string
+	Reason  string
+	// OrderType is market or limit; Price and TimeInForce are a limit
+	// order's.
+	OrderType   string
+	Price       decimal.Decimal
+	TimeInForce string
+	OpenTm      decimal.Decimal
+	CloseTm     decimal.Decimal
+	VolExec     decimal.Decimal
+	Cost        decimal.Decimal
+	Fee         decimal.Decimal
+	AvgPrice    decimal.Decimal
 }
 
 var (
@@ -52,6 +57,9 @@ func (s *Server) addOrder(a *account, f url.Values) (any, error) {
 	typ := f.Get("type")
 	if typ != "buy" && typ != "sell" {
 		return nil, invalidArg("type")
+	}
+	if f.Get("ordertype") == "limit" {
+		return s.addLimitOrder(a, p, typ, f)
 	}
 	if f.Get("ordertype") != "market" {
 		return nil, invalidArg("ordertype")
@@ -87,15 +95,8 @@ func (s *Server) addOrder(a *account, f url.Values) (any, error) {
 		return nil, invalidArg("volume")
 	}
 	cl := f.Get("cl_ord_id")
-	if cl != "" {
-		if !validClOrdID(cl) || f.Get("userref") != "" {
-			return nil, invalidArg("cl_ord_id")
-		}
-		for _, o := range a.orders {
-			if o.ClOrdID == cl && (o.Status == "open" || o.Status == "pending") {
-				return nil, invalidArg("cl_ord_id")
-			}
-		}
+	if err := checkClOrdID(a, cl, f); err != nil {
+		return nil, err
 	}
 	if p.Status != "" && p.Status != "online" {
 		return nil, krakenError("EService:Market in " + p.Status + " mode")
@@ -140,13 +141,14 @@ func (s *Server) addOrder(a *account, f url.Values) (any, error) {
 		return nil, errInsufficient
 	}
 	if f.Get("validate") == "true" {
+		a.validated++
 		return map[string]any{"descr": map[string]any{"order": describe(typ, vol, p)}}, nil
 	}
 	s.seq++
 	now := unixFrac(s.now())
 	o := &order{
 		Txid:    fmt.Sprintf("O%05d-%05d-K%05d", s.seq%100000, (s.seq*7919)%100000, (s.seq*104729)%100000),
-		ClOrdID: cl, Pair: p, Type: typ, Volume: vol, Oflags: flags,
+		ClOrdID: cl, Pair: p, Type: typ, OrderType: "market", Volume: vol, Oflags: flags,
 		Status: "open", OpenTm: now,
 	}
 	a.orders = append(a.orders, o)
@@ -161,6 +163,23 @@ func (s *Server) addOrder(a *account, f url.Values) (any, error) {
 
 func describe(typ string, vol decimal.Decimal, p *Pair) string {
 	return fmt.Sprintf("%s %s %s @ market", typ, vol.StringFixed(8), p.Altname)
+}
+
+// checkClOrdID checks a cl_ord_id as Kraken does: one of its formats, not
+// with userref, unique among the account's open orders.
+func checkClOrdID(a *account, cl string, f url.Values) error {
+	if cl == "" {
+		return nil
+	}
+	if !validClOrdID(cl) || f.Get("userref") != "" {
+		return invalidArg("cl_ord_id")
+	}
+	for _, o := range a.orders {
+		if o.ClOrdID == cl && (o.Status == "open" || o.Status == "pending") {
+			return invalidArg("cl_ord_id")
+		}
+	}
+	return nil
 }
 
 // walkBase fills base volume vol against levels: the base filled and its
@@ -267,6 +286,7 @@ func (s *Server) fill(a *account, o *order) {
 	o.VolExec, o.Cost, o.Fee = base, cost, fee
 	if base.Sign() > 0 {
 		o.AvgPrice = cost.DivRound(base, p.PairDecimals+2)
+		s.addTrade(a, o, o.AvgPrice, base, cost, fee, false)
 	}
 	o.Status = "closed"
 	full := (viqc && cost.Equal(o.Volume)) || (!viqc && base.Equal(o.Volume))
@@ -291,7 +311,7 @@ func orderJSON(o *order) map[string]any {
 		"closetm":   json.Number("0"),
 		"starttm":   0,
 		"expiretm":  0,
-		"descr":     map[string]any{"pair": p.Altname, "type": o.Type, "ordertype": "market", "price": "0", "price2": "0", "leverage": "none", "order": describe(o.Type, o.Volume, p), "close": ""},
+		"descr":     descrJSON(o),
 		"vol":       o.Volume.StringFixed(8),
 		"vol_exec":  o.VolExec.StringFixed(8),
 		"cost":      o.Cost.StringFixed(p.CostDecimals),
