@@ -108,7 +108,7 @@ func TestRoutes(t *testing.T) {
 					t.Errorf("header Idempotency-Key missing")
 				}
 			}
-			for _, status := range []int{400, 401, 404, 429, 500, 502, 503, 504} {
+			for _, status := range []int{400, 401, 404, 405, 429, 500, 502, 503, 504} {
 				if op.Responses.Status(status) == nil {
 					t.Errorf("response %d missing", status)
 				}
@@ -136,9 +136,8 @@ func TestErrorCodes(t *testing.T) {
 	if diff := cmp.Diff(enumOf(doc.Components.Schemas["ErrorCode"].Value), want); diff != "" {
 		t.Errorf("ErrorCode enum (-got +want):\n%s", diff)
 	}
-	// 405 and the 404 of an unknown path are described in prose only.
+	// The 404 of an unknown path is described in prose only.
 	byStatus[http.StatusNotFound] = append(byStatus[http.StatusNotFound], "NOT_FOUND")
-	delete(byStatus, http.StatusMethodNotAllowed)
 	for status, codes := range byStatus {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
 			s := doc.Components.Schemas["Problem"+strconv.Itoa(status)]
@@ -252,4 +251,101 @@ func enumOf(s *openapi3.Schema) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestEveryOperationAnswers405 holds every operation, signed or not, to a
+// declared 405 with its Allow header and the typed problem, so that a
+// generated client has a type for it.
+func TestEveryOperationAnswers405(t *testing.T) {
+	doc := load(t)
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			r := op.Responses.Status(http.StatusMethodNotAllowed)
+			if r == nil {
+				t.Errorf("%s %s: no 405 response", method, path)
+				continue
+			}
+			if h := r.Value.Headers["Allow"]; h == nil || !h.Value.Required {
+				t.Errorf("%s %s: the 405 response lacks a required Allow header", method, path)
+			}
+			if ref := r.Value.Content.Get("application/problem+json").Schema.Ref; ref != "#/components/schemas/Problem405" {
+				t.Errorf("%s %s: the 405 response's schema is %q, want Problem405", method, path, ref)
+			}
+		}
+	}
+}
+
+// TestErrorResponsesAreTypedProblems holds every error response of every
+// operation to a ProblemNNN schema: the typed Problem (code an ErrorCode,
+// status an integer) narrowed to its status, whose const is that status.
+func TestErrorResponsesAreTypedProblems(t *testing.T) {
+	doc := load(t)
+	problem := doc.Components.Schemas["Problem"].Value
+	if !problem.Type.Is("object") || problem.Properties["code"].Ref != "#/components/schemas/ErrorCode" ||
+		!problem.Properties["status"].Value.Type.Is("integer") {
+		t.Fatalf("Problem does not type code as ErrorCode and status as integer")
+	}
+	for _, want := range []string{"type", "title", "status", "detail", "code"} {
+		if !slices.Contains(problem.Required, want) {
+			t.Errorf("Problem does not require %s", want)
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for code, r := range op.Responses.Map() {
+				status, err := strconv.Atoi(code)
+				if err != nil || status < 400 {
+					continue
+				}
+				s := r.Value.Content.Get("application/problem+json").Schema.Value
+				// OrderTimeoutProblem and WithdrawalTimeoutProblem extend Problem504.
+				for len(s.AllOf) > 0 && s.AllOf[0].Ref != "#/components/schemas/Problem" {
+					s = s.AllOf[0].Value
+				}
+				if len(s.AllOf) != 2 {
+					t.Errorf("%s %s %d: not an allOf of Problem and its narrowing", method, path, status)
+					continue
+				}
+				narrow := s.AllOf[1].Value
+				if c := narrow.Properties["status"].Value; !c.Type.Is("integer") || c.Const != float64(status) {
+					t.Errorf("%s %s %d: status is %v const %v", method, path, status, c.Type, c.Const)
+				}
+				if c := narrow.Properties["code"].Value; !c.Type.Is("string") || len(c.Enum) == 0 {
+					t.Errorf("%s %s %d: code is not a string enum", method, path, status)
+				}
+			}
+		}
+	}
+}
+
+// TestMoneyIsDouble: a generator turns `type: number` without a format into
+// a 32-bit float (oapi-codegen: float32), which cannot hold 0.1001 or most
+// deposit amounts. Every number in the document is `format: double`.
+func TestMoneyIsDouble(t *testing.T) {
+	doc := load(t)
+	var walk func(where string, s *openapi3.SchemaRef, seen map[*openapi3.Schema]bool)
+	walk = func(where string, ref *openapi3.SchemaRef, seen map[*openapi3.Schema]bool) {
+		if ref == nil || ref.Value == nil || seen[ref.Value] {
+			return
+		}
+		s := ref.Value
+		seen[s] = true
+		if s.Type.Includes("number") && s.Format != "double" {
+			t.Errorf("%s: type number without format: double", where)
+		}
+		for name, p := range s.Properties {
+			walk(where+"."+name, p, seen)
+		}
+		for i, sub := range slices.Concat(s.AllOf, s.AnyOf, s.OneOf) {
+			walk(where+"/"+strconv.Itoa(i), sub, seen)
+		}
+		walk(where+"[]", s.Items, seen)
+	}
+	seen := map[*openapi3.Schema]bool{}
+	for name, s := range doc.Components.Schemas {
+		walk(name, s, seen)
+	}
+	for name, p := range doc.Components.Parameters {
+		walk("parameter "+name, p.Value.Schema, seen)
+	}
 }

@@ -157,9 +157,11 @@ func (v *Validator) validateFallback(routeErr *routers.RouteError, status int, h
 	if err := json.Unmarshal(body, &value); err != nil {
 		return fmt.Errorf("openapitest: problem body: %w", err)
 	}
-	schema := v.doc.Components.Schemas["Problem"]
+	// Problem404 and Problem405: the typed problem narrowed to the status.
+	name := fmt.Sprintf("Problem%d", want)
+	schema := v.doc.Components.Schemas[name]
 	if err := schema.Value.VisitJSON(value, openapi3.EnableJSONSchema2020(), openapi3.VisitAsResponse(), openapi3.MultiErrors()); err != nil {
-		return fmt.Errorf("openapitest: problem body doesn't match schema Problem: %w", err)
+		return fmt.Errorf("openapitest: problem body doesn't match schema %s: %w", name, err)
 	}
 	if m, _ := value.(map[string]any); m["code"] != code || m["status"] != float64(want) {
 		return fmt.Errorf("openapitest: want code %s and status %d, got %v and %v", code, want, m["code"], m["status"])

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -70,8 +72,13 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	rounds := fs.Int("rounds", 1, "measure direct, proxy and gateway this many times, interleaved")
 	maxAge := fs.Duration("max-age", 250*time.Millisecond, "market-data max age of the hot-data gateway (--market-data-max-age)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (load tool, proxy, gateway and upstream) to this file")
+	databaseURL := fs.String("database-url", "", "postgres://… (with search_path set to a schema of its own) to give the gateways a PostgreSQL store instead of SQLite in a temporary directory")
+	route := fs.String("route", "klines", "what to measure: klines (signed GET recent-klines), market (POST /v1/order/market) or limit (POST /v1/order/limit)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *route != "klines" && *route != "market" && *route != "limit" {
+		return fmt.Errorf("--route %q: want klines, market or limit", *route)
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -87,7 +94,20 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	up := binancefake.New(binancefake.Options{WeightLimit: -1})
 	defer up.Close()
 	const apiKey, secret = "benchupstreamkey", "benchupstreamsecret"
-	up.AddAccount(binancefake.Account{APIKey: apiKey, Secret: secret, Balances: map[string]string{"USDT": "1000000", "BTC": "10"}})
+	// The order routes spread their orders over many upstream accounts
+	// (exchange keys bench, bench1, bench2, ...): the Binance adapter paces
+	// each account's orders at its ORDERS limit (100 per 10 s), which a
+	// closed loop on one account would hit in a fraction of a second.
+	accounts := []upstreamAccount{{apiKey, secret}}
+	if *route != "klines" {
+		for i := 1; i < orderAccounts; i++ {
+			accounts = append(accounts, upstreamAccount{apiKey + strconv.Itoa(i), secret + strconv.Itoa(i)})
+		}
+	}
+	for _, a := range accounts {
+		// Enough of both for every order a run places.
+		up.AddAccount(binancefake.Account{APIKey: a.key, Secret: a.secret, Balances: map[string]string{"USDT": "1000000000000", "BTC": "10000000"}})
+	}
 	// As on a live market, the current kline changes on every call.
 	up.TickCurrentKline(true)
 
@@ -102,18 +122,28 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer os.RemoveAll(dataDir)
+	// One master key for every gateway sharing the PostgreSQL schema.
+	var mk [32]byte
+	_, _ = rand.Read(mk[:])
+	masterKey := base64.StdEncoding.EncodeToString(mk[:])
 	startGateway := func(coalescing bool, age time.Duration, klineMemory int, dir string) (string, exgate.ClientKey, func(), error) {
 		cfg := &gateway.Config{DataDir: dir, BinanceURL: up.URL, KrakenURL: "http://127.0.0.1:1", GateioURL: "http://127.0.0.1:1",
 			Coalesce: coalescing, MarketDataMaxAge: age, KlineMemory: klineMemory, LogFormat: "text"}
+		if *databaseURL != "" {
+			cfg.DatabaseURL, cfg.MasterKey = *databaseURL, masterKey
+		}
 		st, err := gateway.OpenStore(ctx, cfg)
 		if err != nil {
 			return "", exgate.ClientKey{}, nil, err
 		}
 		state, _ := gateway.OpenState(ctx, cfg)
 		key, err := gateway.NewClientKey(ctx, st, "bench", false)
-		if err == nil {
-			_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: exgate.ExchangeBinance,
-				Key: apiKey, Secret: secret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
+		for i, a := range accounts {
+			if err != nil {
+				break
+			}
+			_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: exchangeKeyName(i), Exchange: exgate.ExchangeBinance,
+				Key: a.key, Secret: a.secret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
 		}
 		if err != nil {
 			st.Close()
@@ -132,6 +162,13 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer stopGW()
+	if *route != "klines" {
+		return compareOrders(ctx, orderBench{
+			route: *route, conc: *conc, dur: *dur, rounds: *rounds,
+			upstream: up.URL, accounts: accounts,
+			proxyURL: proxyURL, gatewayURL: gwURL, key: gwKey,
+		}, stdout, stderr)
+	}
 	fullURL, fullKey, stopFull, err := startGateway(false, 0, -1, dataDir+"/full")
 	if err != nil {
 		return err

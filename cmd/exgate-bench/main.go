@@ -3,6 +3,7 @@
 // tool nor the fake exchange it measures against:
 //
 //	go run ./cmd/exgate-bench compare   # fake Binance, bare proxy and gateway side by side, in one process
+//	go run ./cmd/exgate-bench compare --route market   # the same for the order path (--route limit once Binance takes limit orders)
 //	go run ./cmd/exgate-bench run       # load against a running gateway
 //	go run ./cmd/exgate-bench idle      # hold idle connections open against a gateway
 package main
@@ -31,6 +32,7 @@ const usage = `usage: exgate-bench <command> [flags]
 commands:
   run       drive load against a running gateway (signed requests, closed loop)
   compare   start a fast fake Binance, a bare proxy and gateways in this process and measure them side by side
+            (--route klines, market or limit: the route measured)
   idle      hold idle keep-alive connections open against a gateway and report its memory
 
 Run 'exgate-bench <command> -h' for the flags of a command.

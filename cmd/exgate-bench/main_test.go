@@ -44,3 +44,26 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareOrders runs bench compare --route market for a moment: the
+// direct, proxy and gateway order paths each place orders without errors
+// (one error would end the run), and the round line is printed.
+func TestCompareOrders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a fake Binance with 512 accounts and a gateway")
+	}
+	var stdout bytes.Buffer
+	err := run(t.Context(), []string{"compare", "--route", "market", "--duration", "200ms", "--concurrency", "2"},
+		func(string) string { return "" }, &stdout, io.Discard)
+	if err != nil {
+		t.Fatalf("compare --route market: %v\n%s", err, stdout.String())
+	}
+	for _, want := range []string{"POST /v1/order/market", "bare proxy", "gateway", "round 1: median latency"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if err := run(t.Context(), []string{"compare", "--route", "stop"}, func(string) string { return "" }, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "want klines, market or limit") {
+		t.Errorf("compare --route stop: %v", err)
+	}
+}

@@ -9,10 +9,13 @@ import (
 
 // testOnly reports whether a package is test code, which the server
 // binary must not link: the package testing, exgate's fake exchanges, load
-// tool and test suites (named *fake and *test), and kin-openapi, with
-// which only tests parse the OpenAPI document.
+// tool and test suites (named *fake and *test, such as the generated client
+// in client/internal/oapitest), kin-openapi, with which only tests parse
+// the OpenAPI document, and oapi-codegen's runtime, which only the
+// generated client uses.
 func testOnly(importPath string) bool {
-	if importPath == "testing" || strings.HasPrefix(importPath, "github.com/getkin/kin-openapi/") {
+	if importPath == "testing" || strings.HasPrefix(importPath, "github.com/getkin/kin-openapi/") ||
+		strings.HasPrefix(importPath, "github.com/oapi-codegen/") {
 		return true
 	}
 	own, ok := strings.CutPrefix(importPath, "github.com/exgate/exgate/")

@@ -9,12 +9,14 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +33,11 @@ type Target struct {
 	APIKey      string
 	Secret      string
 	ExchangeKey string
+	// New, when set, builds request number seq of the run (from 0)
+	// instead of a GET of URL: a POST whose body must differ from one
+	// request to the next (a fresh client order id, a fresh signature).
+	// It signs the request itself; APIKey and the rest are not used.
+	New func(ctx context.Context, seq int64) (*http.Request, error)
 }
 
 // Config is one load run.
@@ -143,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
 		defer cancel()
 	}
-	var issued, done, failed atomic.Int64
+	var issued, done, failed, seq atomic.Int64
 	type workerResult struct {
 		lat      []time.Duration
 		statuses map[int]int
@@ -182,8 +189,19 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 				if cfg.Requests > 0 && issued.Add(1) > int64(cfg.Requests) {
 					break
 				}
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-				if cfg.Target.APIKey != "" {
+				var req *http.Request
+				if cfg.Target.New != nil {
+					var err error
+					if req, err = cfg.Target.New(ctx, seq.Add(1)-1); err != nil {
+						done.Add(1)
+						failed.Add(1)
+						res.statuses[0]++
+						continue
+					}
+				} else {
+					req, _ = http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+				}
+				if cfg.Target.APIKey != "" && cfg.Target.New == nil {
 					req.Header.Set("X-API-KEY", cfg.Target.APIKey)
 					req.Header.Set("X-API-EXCHANGE-KEY", cfg.Target.ExchangeKey)
 				}
@@ -258,15 +276,64 @@ func drain(r io.Reader, buf []byte) error {
 	}
 }
 
+// Pair is one member of a flat JSON body, in order; Value is written as a
+// JSON string.
+type Pair struct{ Name, Value string }
+
+// SignedBody is the JSON body of a gateway POST (DESIGN.md 2.1): the pairs
+// in order, then timestamp, then the signature over `name=value` joined by
+// `&` (strings unquoted, the timestamp as written).
+func SignedBody(secret string, pairs []Pair, timestamp int64) []byte {
+	var params, body []byte
+	body = append(body, '{')
+	for i, p := range pairs {
+		if i > 0 {
+			params = append(params, '&')
+		}
+		params = append(append(append(params, p.Name...), '='), p.Value...)
+		body = append(append(append(append(append(body, '"'), p.Name...), `":"`...), p.Value...), `",`...)
+	}
+	ts := strconv.FormatInt(timestamp, 10)
+	if len(params) > 0 {
+		params = append(params, '&')
+	}
+	params = append(append(params, "timestamp="...), ts...)
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(params)
+	body = append(append(body, `"timestamp":`...), ts...)
+	body = append(append(append(body, `,"signature":"`...), hex.EncodeToString(m.Sum(nil))...), `"}`...)
+	return body
+}
+
+// BinanceOrder is a signed POST /api/v3/order of form (url-encoded
+// parameters without timestamp and signature) to a Binance-shaped upstream
+// (rest-api.md, "SIGNED Endpoint security": the HMAC of the body).
+func BinanceOrder(ctx context.Context, upstream, apiKey, secret, form string) *http.Request {
+	form += "&timestamp=" + strconv.FormatInt(time.Now().UnixMilli(), 10)
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(form))
+	form += "&signature=" + hex.EncodeToString(m.Sum(nil))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, upstream+"/api/v3/order", strings.NewReader(form))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-MBX-APIKEY", apiKey)
+	return req
+}
+
 // Proxy is the bare-proxy baseline: the gateway's klines and order-book
-// routes mapped onto Binance's /api/v3/klines and /api/v3/depth, bytes
-// streamed back as they come, with no authentication and no normalization.
+// routes mapped onto Binance's /api/v3/klines and /api/v3/depth, and its
+// market and limit order routes onto one signed POST /api/v3/order with
+// the account of APIKey and Secret, bytes streamed back as they come, with
+// no authentication of the client, no journal and no normalization.
 type Proxy struct {
 	Upstream string
 	Client   *http.Client
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		p.order(w, r)
+		return
+	}
 	q := r.URL.Query()
 	symbol := strings.ToUpper(q.Get("asset1") + q.Get("asset2"))
 	var target string
@@ -284,6 +351,46 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, target, nil)
+	p.forward(w, req)
+}
+
+// order maps POST /v1/order/market and /v1/order/limit (a flat JSON body)
+// onto Binance's new-order parameters.
+func (p *Proxy) order(w http.ResponseWriter, r *http.Request) {
+	var b map[string]any
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.UseNumber()
+	if err := dec.Decode(&b); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	str := func(name string) string { return fmt.Sprint(b[name]) }
+	form := url.Values{}
+	form.Set("symbol", strings.ToUpper(str("asset1")+str("asset2")))
+	form.Set("side", strings.ToUpper(str("side")))
+	form.Set("newClientOrderId", str("clientOrderId"))
+	form.Set("newOrderRespType", "FULL")
+	switch r.URL.Path {
+	case "/v1/order/market":
+		form.Set("type", "MARKET")
+		if strings.EqualFold(str("quantityIn"), "asset2") {
+			form.Set("quoteOrderQty", str("quantity"))
+		} else {
+			form.Set("quantity", str("quantity"))
+		}
+	case "/v1/order/limit":
+		form.Set("type", "LIMIT")
+		form.Set("timeInForce", "GTC")
+		form.Set("quantity", str("quantity"))
+		form.Set("price", str("price"))
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	p.forward(w, BinanceOrder(r.Context(), p.Upstream, r.Header.Get("X-Upstream-Key"), r.Header.Get("X-Upstream-Secret"), form.Encode()))
+}
+
+func (p *Proxy) forward(w http.ResponseWriter, req *http.Request) {
 	resp, err := p.Client.Do(req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)

@@ -76,3 +76,18 @@ func TestProxyMapsRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestSignedBody: the DESIGN.md 2.1 vector with a timestamp, signed as the
+// gateway verifies a POST (members in order, strings unquoted).
+func TestSignedBody(t *testing.T) {
+	got := string(loadtest.SignedBody("ru8nVoVLNuNZ4qASWdmoBSsxzqZmXZFgnj2C5IWPZo0", []loadtest.Pair{
+		{Name: "asset1", Value: "BTC"}, {Name: "asset2", Value: "ETH"}, {Name: "side", Value: "BUY"},
+		{Name: "quantity", Value: "0.1"}, {Name: "quantityIn", Value: "ETH"},
+	}, 1700000000000))
+	// The signature of api/openapi.yaml's first market-order example.
+	want := `{"asset1":"BTC","asset2":"ETH","side":"BUY","quantity":"0.1","quantityIn":"ETH","timestamp":1700000000000,` +
+		`"signature":"2de3d537c569e22aa2da24ca9ff16d3027aac8d368eebf3bf76b86cc752fe6ea"}`
+	if got != want {
+		t.Errorf("SignedBody =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/internal/loadtest"
+)
+
+// orderBench is bench compare --route market|limit: POST /v1/order/market
+// or /v1/order/limit through the gateway against the fake Binance, side by
+// side with the bare proxy's order path (one signed POST /api/v3/order per
+// request) and the upstream called directly.
+type orderBench struct {
+	route                string // "market" or "limit"
+	conc, rounds         int
+	dur                  time.Duration
+	upstream             string
+	accounts             []upstreamAccount
+	proxyURL, gatewayURL string
+	key                  exgate.ClientKey
+}
+
+// The orders: a market BUY of 0.001 BTC, or a GTC limit BUY of 0.001 BTC
+// at 1000 USDT, far under the fake's market, so that it rests. Every
+// request carries a client order id of its own (the gateway journals it;
+// the same id again would answer the first order without placing one).
+const (
+	benchQuantity   = "0.001"
+	benchLimitPrice = "1000"
+)
+
+// orderAccounts is how many upstream accounts the order routes spread
+// their orders over.
+const orderAccounts = 512
+
+// upstreamAccount is an API key of the fake Binance.
+type upstreamAccount struct{ key, secret string }
+
+// exchangeKeyName is the gateway's name of the exchange key of accounts[i].
+func exchangeKeyName(i int) string {
+	if i == 0 {
+		return "bench"
+	}
+	return "bench" + strconv.Itoa(i)
+}
+
+func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) error {
+	var nonce [4]byte
+	_, _ = rand.Read(nonce[:])
+	run := 0
+	// ids are unique across warm-up, scenarios and rounds.
+	id := func(seq int64) string {
+		return "b" + hex.EncodeToString(nonce[:]) + "r" + strconv.Itoa(run) + "n" + strconv.FormatInt(seq, 10)
+	}
+	pairs := func(seq int64) []loadtest.Pair {
+		p := []loadtest.Pair{{Name: "asset1", Value: "BTC"}, {Name: "asset2", Value: "USDT"}, {Name: "side", Value: "BUY"}, {Name: "quantity", Value: benchQuantity}}
+		if b.route == "limit" {
+			p = append(p, loadtest.Pair{Name: "price", Value: benchLimitPrice}, loadtest.Pair{Name: "timeInForce", Value: "GTC"})
+		} else {
+			p = append(p, loadtest.Pair{Name: "quantityIn", Value: "asset1"})
+		}
+		return append(p, loadtest.Pair{Name: "clientOrderId", Value: id(seq)})
+	}
+	path := "/v1/order/" + b.route
+	post := func(ctx context.Context, u string, body []byte) *http.Request {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	}
+	direct := loadtest.Target{New: func(ctx context.Context, seq int64) (*http.Request, error) {
+		form := url.Values{"symbol": {"BTCUSDT"}, "side": {"BUY"}, "quantity": {benchQuantity}, "newClientOrderId": {id(seq)}, "newOrderRespType": {"FULL"}}
+		if b.route == "limit" {
+			form.Set("type", "LIMIT")
+			form.Set("timeInForce", "GTC")
+			form.Set("price", benchLimitPrice)
+		} else {
+			form.Set("type", "MARKET")
+		}
+		a := b.accounts[seq%int64(len(b.accounts))]
+		return loadtest.BinanceOrder(ctx, b.upstream, a.key, a.secret, form.Encode()), nil
+	}}
+	proxy := loadtest.Target{New: func(ctx context.Context, seq int64) (*http.Request, error) {
+		req := post(ctx, b.proxyURL+path, loadtest.SignedBody("", pairs(seq), time.Now().UnixMilli()))
+		a := b.accounts[seq%int64(len(b.accounts))]
+		req.Header.Set("X-Upstream-Key", a.key)
+		req.Header.Set("X-Upstream-Secret", a.secret)
+		return req, nil
+	}}
+	gateway := loadtest.Target{New: func(ctx context.Context, seq int64) (*http.Request, error) {
+		req := post(ctx, b.gatewayURL+path, loadtest.SignedBody(b.key.Secret, pairs(seq), time.Now().UnixMilli()))
+		req.Header.Set("X-API-KEY", b.key.APIKey)
+		req.Header.Set("X-API-EXCHANGE-KEY", exchangeKeyName(int(seq%int64(len(b.accounts)))))
+		return req, nil
+	}}
+	measure := func(name string, t loadtest.Target, cfg loadtest.Config) (loadtest.Result, error) {
+		run++
+		cfg.Target, cfg.Concurrency = t, b.conc
+		if name != "" {
+			fmt.Fprintf(stderr, "%s: %d clients for %s\n", name, b.conc, b.dur)
+			cfg.Duration, cfg.Progress = b.dur, stderr
+		}
+		r, err := loadtest.Run(ctx, cfg)
+		if err == nil && name != "" {
+			fmt.Fprintf(stdout, "%-16s %s\n", name, r)
+		}
+		return r, err
+	}
+	// Warm up connections and the adapter's market metadata.
+	for _, t := range []loadtest.Target{direct, proxy, gateway} {
+		if r, err := measure("", t, loadtest.Config{Requests: b.conc * 20}); err != nil {
+			return err
+		} else if r.Errors > 0 {
+			return fmt.Errorf("warm-up of POST %s: %d errors %v (limit orders need the Binance adapter's and binancefake's LIMIT support)", path, r.Errors, r.Statuses)
+		}
+	}
+	fmt.Fprintf(stdout, "POST %s (BUY %s BTC%s), a fresh clientOrderId each, %d concurrent clients, %s per run, GOMAXPROCS shared by all\n",
+		path, benchQuantity, map[bool]string{true: " at " + benchLimitPrice + " GTC", false: ""}[b.route == "limit"], b.conc, b.dur)
+	var sumRatio, sumLat float64
+	for round := range b.rounds {
+		d, err := measure("direct upstream", direct, loadtest.Config{})
+		if err != nil {
+			return err
+		}
+		p, err := measure("bare proxy", proxy, loadtest.Config{})
+		if err != nil {
+			return err
+		}
+		g, err := measure("gateway", gateway, loadtest.Config{})
+		if err != nil {
+			return err
+		}
+		if d.Errors+p.Errors+g.Errors > 0 {
+			return errors.New("errors during the measurement; the ratios would mean nothing")
+		}
+		proxyAdded, gwAdded := p.P50-d.P50, g.P50-d.P50
+		latRatio := float64(gwAdded) / float64(max(proxyAdded, time.Microsecond))
+		ratio := g.RPS() / p.RPS()
+		fmt.Fprintf(stdout, "round %d: median latency direct %s, proxy %s, gateway %s; added over direct: gateway %s vs proxy %s = %.2fx (target <= 1.25); gateway/proxy throughput %.2fx\n",
+			round+1, roundDur(d.P50), roundDur(p.P50), roundDur(g.P50), roundDur(gwAdded), roundDur(proxyAdded), latRatio, ratio)
+		sumRatio += ratio
+		sumLat += latRatio
+	}
+	if b.rounds > 1 {
+		fmt.Fprintf(stdout, "mean over %d rounds: added latency %.2fx, throughput %.2fx\n", b.rounds, sumLat/float64(b.rounds), sumRatio/float64(b.rounds))
+	}
+	return nil
+}
