@@ -137,6 +137,7 @@ type Server struct {
 	windows     map[string]*window
 	hold        bool
 	nextOrderID int64
+	nextTradeID int64
 	nextWID     int64
 }
 
@@ -146,6 +147,7 @@ type account struct {
 	avail, locked map[string]decimal.Decimal
 	orders        []*order
 	sent          []SentOrder
+	trades        []*trade
 	deposits      []Deposit
 	withdrawals   []*withdrawal
 }
@@ -169,6 +171,7 @@ func New(opts Options) *Server {
 		requests:    map[string]int{},
 		windows:     map[string]*window{},
 		nextOrderID: 394120049349,
+		nextTradeID: 5736713,
 		nextWID:     64413318,
 	}
 	for _, p := range defaultPairs() {
@@ -331,7 +334,7 @@ func (s *Server) FillHeldOrders() {
 	now := s.serverTime()
 	for _, a := range s.accounts {
 		for _, o := range a.orders {
-			if o.status == "open" {
+			if o.status == "open" && o.typ != "limit" {
 				a.locked[o.lockedIn] = a.locked[o.lockedIn].Sub(o.amount)
 				a.avail[o.lockedIn] = a.avail[o.lockedIn].Add(o.amount)
 				s.execute(a, o, now)
@@ -436,6 +439,9 @@ var routes = map[string]*route{
 	"POST /spot/orders":           {method: http.MethodPost, private: true, limit: 10, window: time.Second, perPair: true, handle: (*Server).handleCreateOrder, status: http.StatusCreated},
 	"GET /spot/orders":            {method: http.MethodGet, private: true, params: []string{"currency_pair", "status", "page", "limit", "account", "from", "to", "side"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleListOrders},
 	"GET /spot/orders/{order_id}": {method: http.MethodGet, private: true, params: []string{"currency_pair", "account"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleGetOrder},
+	"DELETE /spot/orders/{order_id}": {method: http.MethodDelete, private: true, params: []string{"currency_pair", "account", "action_mode"}, limit: 200, window: time.Second, handle: (*Server).handleCancelOrder},
+	"GET /spot/open_orders":          {method: http.MethodGet, private: true, params: []string{"page", "limit", "account"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleOpenOrders},
+	"GET /spot/my_trades":            {method: http.MethodGet, private: true, params: []string{"currency_pair", "limit", "page", "order_id", "account", "from", "to"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleMyTrades},
 	"GET /wallet/deposits":        {method: http.MethodGet, private: true, params: []string{"currency", "from", "to", "limit", "offset"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleDeposits},
 	"GET /wallet/deposit_address": {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleDepositAddress},
 	"GET /wallet/withdrawals":     {method: http.MethodGet, private: true, params: []string{"currency", "withdraw_id", "asset_class", "withdraw_order_id", "from", "to", "limit", "offset"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleWithdrawals},
