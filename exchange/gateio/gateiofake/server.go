@@ -430,23 +430,23 @@ type route struct {
 // routes maps "METHOD path-under-/api/v4" to its route; GET and DELETE
 // /spot/orders/{order_id} are matched by prefix.
 var routes = map[string]*route{
-	"GET /spot/time":              {method: http.MethodGet, limit: 200, window: 10 * time.Second, handle: (*Server).handleTime},
-	"GET /spot/currency_pairs":    {method: http.MethodGet, limit: 200, window: 10 * time.Second, handle: (*Server).handlePairs},
-	"GET /spot/candlesticks":      {method: http.MethodGet, params: []string{"currency_pair", "interval", "limit", "from", "to"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleCandles},
-	"GET /spot/order_book":        {method: http.MethodGet, params: []string{"currency_pair", "interval", "limit", "with_id"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleBook},
-	"GET /wallet/currency_chains": {method: http.MethodGet, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleChains},
-	"GET /spot/accounts":          {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleAccounts},
-	"POST /spot/orders":           {method: http.MethodPost, private: true, limit: 10, window: time.Second, perPair: true, handle: (*Server).handleCreateOrder, status: http.StatusCreated},
-	"GET /spot/orders":            {method: http.MethodGet, private: true, params: []string{"currency_pair", "status", "page", "limit", "account", "from", "to", "side"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleListOrders},
-	"GET /spot/orders/{order_id}": {method: http.MethodGet, private: true, params: []string{"currency_pair", "account"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleGetOrder},
+	"GET /spot/time":                 {method: http.MethodGet, limit: 200, window: 10 * time.Second, handle: (*Server).handleTime},
+	"GET /spot/currency_pairs":       {method: http.MethodGet, limit: 200, window: 10 * time.Second, handle: (*Server).handlePairs},
+	"GET /spot/candlesticks":         {method: http.MethodGet, params: []string{"currency_pair", "interval", "limit", "from", "to"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleCandles},
+	"GET /spot/order_book":           {method: http.MethodGet, params: []string{"currency_pair", "interval", "limit", "with_id"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleBook},
+	"GET /wallet/currency_chains":    {method: http.MethodGet, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleChains},
+	"GET /spot/accounts":             {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleAccounts},
+	"POST /spot/orders":              {method: http.MethodPost, private: true, limit: 10, window: time.Second, perPair: true, handle: (*Server).handleCreateOrder, status: http.StatusCreated},
+	"GET /spot/orders":               {method: http.MethodGet, private: true, params: []string{"currency_pair", "status", "page", "limit", "account", "from", "to", "side"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleListOrders},
+	"GET /spot/orders/{order_id}":    {method: http.MethodGet, private: true, params: []string{"currency_pair", "account"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleGetOrder},
 	"DELETE /spot/orders/{order_id}": {method: http.MethodDelete, private: true, params: []string{"currency_pair", "account", "action_mode"}, limit: 200, window: time.Second, handle: (*Server).handleCancelOrder},
 	"GET /spot/open_orders":          {method: http.MethodGet, private: true, params: []string{"page", "limit", "account"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleOpenOrders},
 	"GET /spot/my_trades":            {method: http.MethodGet, private: true, params: []string{"currency_pair", "limit", "page", "order_id", "account", "from", "to"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleMyTrades},
-	"GET /wallet/deposits":        {method: http.MethodGet, private: true, params: []string{"currency", "from", "to", "limit", "offset"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleDeposits},
-	"GET /wallet/deposit_address": {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleDepositAddress},
-	"GET /wallet/withdrawals":     {method: http.MethodGet, private: true, params: []string{"currency", "withdraw_id", "asset_class", "withdraw_order_id", "from", "to", "limit", "offset"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleWithdrawals},
-	"GET /wallet/withdraw_status": {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleWithdrawStatus},
-	"POST /withdrawals":           {method: http.MethodPost, private: true, limit: 1, window: 3 * time.Second, handle: (*Server).handleWithdraw},
+	"GET /wallet/deposits":           {method: http.MethodGet, private: true, params: []string{"currency", "from", "to", "limit", "offset"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleDeposits},
+	"GET /wallet/deposit_address":    {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleDepositAddress},
+	"GET /wallet/withdrawals":        {method: http.MethodGet, private: true, params: []string{"currency", "withdraw_id", "asset_class", "withdraw_order_id", "from", "to", "limit", "offset"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleWithdrawals},
+	"GET /wallet/withdraw_status":    {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleWithdrawStatus},
+	"POST /withdrawals":              {method: http.MethodPost, private: true, limit: 1, window: 3 * time.Second, handle: (*Server).handleWithdraw},
 }
 
 // serve counts the request, applies the fault hook and answers.
