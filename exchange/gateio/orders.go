@@ -509,14 +509,15 @@ func (e *Exchange) normalizeOrder(p *pair, o orderJSON, id string, qty decimal.D
 var _ exgate.OrderManager = (*Exchange)(nil)
 
 // checkLimit makes the checks of a limit order that need no call to Gate
-// but the cached pair list: a client order id Gate takes, the request's
+// but the cached pair list: a client order id Gate takes (a test order
+// may have none), the request's
 // own rules, the pair's trade status, a price on the pair's tick (refused,
 // never moved: INVALID_PARAMETER naming price), the quantity rounded down
 // to the pair's step and the pair's minimums and maximums of the base
 // amount and of the notional (QUANTITY_TOO_SMALL with the limit). It
 // returns the pair and the rounded quantity.
 func (e *Exchange) checkLimit(ctx context.Context, req exgate.LimitOrderRequest) (*pair, decimal.Decimal, error) {
-	if !clientIDPattern.MatchString(req.ClientOrderID) {
+	if req.ClientOrderID != "" && !clientIDPattern.MatchString(req.ClientOrderID) {
 		return nil, decimal.Decimal{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
 	}
 	if err := req.Validate(); err != nil {
@@ -568,6 +569,9 @@ func (e *Exchange) limitAsSent(p *pair, req exgate.LimitOrderRequest, qty decima
 // filled): ORDER_REJECTED either way. A lost answer is EXCHANGE_TIMEOUT;
 // the journal then reads the order by its text.
 func (e *Exchange) PlaceLimitOrder(ctx context.Context, cred exgate.Credential, req exgate.LimitOrderRequest) (exgate.Order, error) {
+	if req.ClientOrderID == "" {
+		return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio needs a client order id to place an order")
+	}
 	p, qty, err := e.checkLimit(ctx, req)
 	if err != nil {
 		return exgate.Order{}, err
@@ -650,7 +654,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		return e.limitAsSent(p, *req.Limit, qty, exgate.OrderTest), nil
 	case req.Market != nil:
 		r := *req.Market
-		if !clientIDPattern.MatchString(r.ClientOrderID) {
+		if r.ClientOrderID != "" && !clientIDPattern.MatchString(r.ClientOrderID) {
 			return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
 		}
 		if err := rest.CheckOrder(r); err != nil {
