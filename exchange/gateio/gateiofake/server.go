@@ -9,7 +9,9 @@
 // timestamp, a Timestamp within 60 s of the server's clock, parameter
 // names and values, pair rules (precisions, minimums, trade status) and
 // balances. Market orders fill at once against a static, deterministic
-// order book (levels are not consumed) and move balances; candlesticks are
+// order book (levels are not consumed) and move balances; limit orders
+// (gtc, ioc, fok, poc) match the same book, rest, are canceled and filled
+// by a hook (lifecycle.go), with open_orders and my_trades; candlesticks are
 // a pure function of pair, interval and time. Rate limits follow Gate's
 // documented budgets and answer 429 TOO_MANY_REQUESTS.
 //
