@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -348,4 +349,35 @@ func TestRecentWithdrawalsIncludeOutside(t *testing.T) {
 		t.Errorf("failed withdrawals = %+v, %v", ws, err)
 	}
 	_ = gateio.DefaultBaseURL
+}
+
+func TestSymbolsFromCurrencyPairs(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := t.Context()
+	e.srv.SetTradeStatus("XRP_USDT", "buyable")
+	tests := []struct {
+		sym  exgate.Symbol
+		want exgate.SymbolInfo
+	}{
+		{btcUSDT, exgate.SymbolInfo{Asset1: "BTC", Asset2: "USDT", Status: exgate.SymbolTrading, QuantityStep: "0.000001", PriceStep: "0.1", MinQuantity: "0.00001", MinNotional: "3"}},
+		{exgate.Symbol{Base: "ETH", Quote: "BTC"}, exgate.SymbolInfo{Asset1: "ETH", Asset2: "BTC", Status: exgate.SymbolTrading, QuantityStep: "0.001", PriceStep: "0.000001", MinQuantity: "0.001", MinNotional: "0.0001"}},
+		{exgate.Symbol{Base: "XRP", Quote: "USDT"}, exgate.SymbolInfo{Asset1: "XRP", Asset2: "USDT", Status: exgate.SymbolHalted, QuantityStep: "0.01", PriceStep: "0.0001", MinQuantity: "1", MinNotional: "3"}},
+	}
+	for _, tc := range tests {
+		got, err := e.ex.Symbols(ctx, e.cred, exgate.SymbolFilter{Symbol: tc.sym})
+		if err != nil || len(got) != 1 {
+			t.Fatalf("Symbols(%s) = %+v, %v", tc.sym, got, err)
+		}
+		g := got[0]
+		g.OrderTypes = nil
+		if !reflect.DeepEqual(g, tc.want) {
+			t.Errorf("Symbols(%s) = %+v, want %+v", tc.sym, g, tc.want)
+		}
+	}
+	if got, err := e.ex.Symbols(ctx, e.cred, exgate.SymbolFilter{Symbol: exgate.Symbol{Base: "BTC", Quote: "ETH"}}); err != nil || len(got) != 0 {
+		t.Errorf("the inverse pair: %+v, %v; want none", got, err)
+	}
+	if all, err := e.ex.Symbols(ctx, e.cred, exgate.SymbolFilter{}); err != nil || len(all) != 6 {
+		t.Errorf("every pair: %d, %v", len(all), err)
+	}
 }

@@ -216,16 +216,21 @@ func (p *pair) info() exgate.SymbolInfo {
 // with their steps and minimums; of f.Symbol only when it is set (none
 // when Gate does not list it that way round).
 func (e *Exchange) Symbols(ctx context.Context, cred exgate.Credential, f exgate.SymbolFilter) ([]exgate.SymbolInfo, error) {
+	out := []exgate.SymbolInfo{}
+	if (f.Symbol != exgate.Symbol{}) {
+		// lookup reloads a list too old to know a new listing.
+		p, err := e.markets.lookup(ctx, f.Symbol)
+		switch {
+		case exgate.ErrorCode(err) == exgate.CodeUnknownSymbol:
+			return out, nil
+		case err != nil:
+			return nil, err
+		}
+		return append(out, p.info()), nil
+	}
 	set, err := e.markets.current(ctx)
 	if err != nil {
 		return nil, err
-	}
-	out := []exgate.SymbolInfo{}
-	if (f.Symbol != exgate.Symbol{}) {
-		if p, ok := set.bySym[f.Symbol]; ok {
-			out = append(out, p.info())
-		}
-		return out, nil
 	}
 	for _, p := range set.bySym {
 		out = append(out, p.info())
