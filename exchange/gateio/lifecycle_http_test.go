@@ -311,6 +311,20 @@ func TestCancelOutcomes(t *testing.T) {
 	if o, err := e.ex.CancelOrder(ctx, e.cred, exgate.CancelRequest{Symbol: btcUSDT, ClientOrderID: "amb-1"}); err != nil || o.Status != exgate.OrderCanceled {
 		t.Errorf("second cancel = %+v, %v", o, err)
 	}
+	// An order filled before the cancel: Gate no longer finds it by text;
+	// the adapter reads it and answers FILLED.
+	place("filled-1")
+	if err := e.srv.FillOrder("gate-key", "t-filled-1"); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := e.ex.CancelOrder(ctx, e.cred, exgate.CancelRequest{Symbol: btcUSDT, ClientOrderID: "filled-1"}); err != nil || o.Status != exgate.OrderFilled || o.ExecutedQuantity == nil || !o.ExecutedQuantity.Equal(dec("0.01")) {
+		t.Errorf("cancel of a filled order = %+v, %v; want FILLED", o, err)
+	}
+	// Its fill is the maker's, at its price.
+	fills, err := e.ex.Fills(ctx, e.cred, exgate.OrderFilter{Symbol: btcUSDT})
+	if err != nil || len(fills) != 1 || fills[0].OrderID != "filled-1" || !fills[0].Maker || !fills[0].Price.Equal(dec("50000")) {
+		t.Errorf("fills = %+v, %v", fills, err)
+	}
 	// Unknown: ErrNotFound.
 	if _, err := e.ex.CancelOrder(ctx, e.cred, exgate.CancelRequest{Symbol: btcUSDT, ClientOrderID: "nope"}); !errors.Is(err, exgate.ErrNotFound) {
 		t.Errorf("unknown cancel: %v", err)
