@@ -725,7 +725,7 @@ func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req 
 	if ae, ok := errors.AsType[*apiError](err); !ok || !cancelMissLabels[ae.label] {
 		return exgate.Order{}, err
 	}
-	got, qerr := e.QueryOrder(ctx, cred, exgate.OrderQuery{Symbol: req.Symbol, ClientOrderID: req.ClientOrderID, ExchangeOrderID: req.ExchangeOrderID})
+	got, qerr := e.QueryOrder(ctx, cred, exgate.OrderQuery(req))
 	if qerr != nil {
 		return exgate.Order{}, qerr
 	}

@@ -193,7 +193,7 @@ func (s *Server) placeLimit(a *account, p *Pair, side, tif, text string, amount,
 	case tif == "poc" && len(fills) > 0:
 		return nil, errorf(http.StatusBadRequest, "POC_FILL_IMMEDIATELY", "Order would match and take liquidity immediately; post-only order cancelled")
 	case tif == "fok" && filled.LessThan(amount):
-		fills, filled = nil, decimal.Zero
+		fills = nil // all or nothing: nothing trades
 	}
 	s.nextOrderID++
 	o := &order{
