@@ -265,11 +265,16 @@ func (s *Server) fill(a *account, o *order, fills []bookLevel, role string, now 
 	s.recordTrades(a, o, fills, role, now)
 }
 
-// release gives back what a resting order still holds. The caller holds
-// s.mu.
+// release gives back what a resting order still holds: a limit order's
+// heldAmt, a held market order's whole amount (HoldOrders). The caller
+// holds s.mu.
 func release(a *account, o *order) {
-	a.locked[o.lockedIn] = a.locked[o.lockedIn].Sub(o.heldAmt)
-	a.avail[o.lockedIn] = a.avail[o.lockedIn].Add(o.heldAmt)
+	held := o.heldAmt
+	if o.typ != "limit" {
+		held = o.amount
+	}
+	a.locked[o.lockedIn] = a.locked[o.lockedIn].Sub(held)
+	a.avail[o.lockedIn] = a.avail[o.lockedIn].Add(held)
 	o.heldAmt = decimal.Zero
 }
 

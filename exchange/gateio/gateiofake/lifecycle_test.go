@@ -75,3 +75,22 @@ func TestRestCancelRelease(t *testing.T) {
 		t.Errorf("outside order: %d open, %s BTC locked", s.OpenOrderCount("key"), s.Locked("key", "BTC"))
 	}
 }
+
+// A held market order (HoldOrders) canceled gives its whole amount back.
+func TestCancelHeldMarketOrder(t *testing.T) {
+	s := newServer(t)
+	s.HoldOrders(true)
+	body := `{"text":"t-m1","currency_pair":"BTC_USDT","type":"market","side":"buy","amount":"100","time_in_force":"ioc"}`
+	if status, _, raw := (signed{method: "POST", path: "/api/v4/spot/orders", body: body}).send(t, s); status != 201 {
+		t.Fatalf("%d %s", status, raw)
+	}
+	if s.Balance("key", "USDT").String() != "900" {
+		t.Fatalf("available %s USDT while held", s.Balance("key", "USDT"))
+	}
+	if status, _, raw := (signed{method: "DELETE", path: "/api/v4/spot/orders/t-m1", rawQuery: "currency_pair=BTC_USDT"}).send(t, s); status != 200 {
+		t.Fatalf("cancel: %d %s", status, raw)
+	}
+	if s.Balance("key", "USDT").String() != "1000" || !s.Locked("key", "USDT").IsZero() {
+		t.Errorf("after the cancel: available %s, locked %s USDT", s.Balance("key", "USDT"), s.Locked("key", "USDT"))
+	}
+}
