@@ -24,6 +24,8 @@ const (
 	budgetWallet
 	// budgetWithdraw: POST /withdrawals, per account.
 	budgetWithdraw
+	// budgetCancel: spot order cancellation, per account.
+	budgetCancel
 )
 
 // limitSpec is one of Gate's budgets: limit requests per window.
@@ -37,13 +39,15 @@ type limitSpec struct {
 // endpoints 200 requests / 10 s per endpoint per IP; spot order placement
 // and amendment 10 requests / s per UID per market; other spot private
 // endpoints 200 / 10 s per endpoint; POST /withdrawals 1 request / 3 s;
-// other wallet endpoints 200 / 10 s per endpoint.
+// other wallet endpoints 200 / 10 s per endpoint; spot cancellation 200
+// requests / s.
 var budgets = map[budget]limitSpec{
 	budgetPublic:      {limit: 200, window: 10 * time.Second},
 	budgetSpotPrivate: {limit: 200, window: 10 * time.Second},
 	budgetOrder:       {limit: 10, window: time.Second},
 	budgetWallet:      {limit: 200, window: 10 * time.Second},
 	budgetWithdraw:    {limit: 1, window: 3 * time.Second},
+	budgetCancel:      {limit: 200, window: time.Second},
 }
 
 // rateLimit expresses a window budget for the Limiter: a burst of a fifth
@@ -83,7 +87,46 @@ var (
 	epWithdrawals    = endpoint{name: "wallet/withdrawals", method: http.MethodGet, path: "/wallet/withdrawals", private: true, budget: budgetWallet}
 	epWithdrawStatus = endpoint{name: "wallet/withdraw_status", method: http.MethodGet, path: "/wallet/withdraw_status", private: true, budget: budgetWallet}
 	epWithdraw       = endpoint{name: "withdrawals", method: http.MethodPost, path: "/withdrawals", private: true, write: true, budget: budgetWithdraw}
+	// The order lifecycle (DESIGN.md 2.4). A cancel is a write: never
+	// retried, and a lost answer is EXCHANGE_TIMEOUT, settled by reading
+	// the order.
+	epCancelOrder = endpoint{name: "spot/orders/{order_id} cancel", method: http.MethodDelete, path: "/spot/orders/", private: true, write: true, budget: budgetCancel}
+	epOpenOrders  = endpoint{name: "spot/open_orders", method: http.MethodGet, path: "/spot/open_orders", private: true, budget: budgetSpotPrivate}
+	epMyTrades    = endpoint{name: "spot/my_trades", method: http.MethodGet, path: "/spot/my_trades", private: true, budget: budgetSpotPrivate}
 )
+
+// timesInForce maps the gateway's time in force to Gate's `time_in_force`
+// of a limit order. Source: Gate API v4 docs, "Create an order"
+// time_in_force: gtc (GoodTillCancelled, the default), ioc
+// (ImmediateOrCancelled, taker only), poc (PendingOrCancelled, maker only:
+// the post-only order), fok (FillOrKill). postOnly is poc, only with GTC.
+var timesInForce = map[exgate.TimeInForce]string{
+	exgate.GTC: "gtc",
+	exgate.IOC: "ioc",
+	exgate.FOK: "fok",
+}
+
+// gateTimeInForce returns Gate's time_in_force of a limit order.
+func gateTimeInForce(tif exgate.TimeInForce, postOnly bool) string {
+	if postOnly {
+		return "poc"
+	}
+	return timesInForce[tif]
+}
+
+// fromGateTimeInForce reads Gate's time_in_force back: poc is a GTC
+// post-only order; an unknown value is reported as GTC.
+func fromGateTimeInForce(s string) (exgate.TimeInForce, bool) {
+	switch s {
+	case "ioc":
+		return exgate.IOC, false
+	case "fok":
+		return exgate.FOK, false
+	case "poc":
+		return exgate.GTC, true
+	}
+	return exgate.GTC, false
+}
 
 // orderStatus maps Gate's order status and finish_as to the gateway's
 // status. filled reports whether anything was executed.
@@ -332,6 +375,8 @@ const (
 	labelOrderNotFound    = "ORDER_NOT_FOUND"
 	labelClientIDNotFound = "CLIENT_ID_NOT_FOUND"
 	labelInvalidParam     = "INVALID_PARAM_VALUE"
+	labelOrderClosed      = "ORDER_CLOSED"
+	labelOrderCancelled   = "ORDER_CANCELLED"
 )
 
 // errorLabels maps Gate's error labels to gateway codes. A label missing
@@ -364,8 +409,9 @@ var errorLabels = map[string]errorRule{
 	"FOK_NOT_FILL":            {code: exgate.CodeOrderRejected},
 	"POC_FILL_IMMEDIATELY":    {code: exgate.CodeOrderRejected},
 	"TRADE_RESTRICTED":        {code: exgate.CodeOrderRejected},
-	"ORDER_CLOSED":            {code: exgate.CodeOrderRejected},
-	"ORDER_CANCELLED":         {code: exgate.CodeOrderRejected},
+	labelOrderClosed:          {code: exgate.CodeOrderRejected},
+	labelOrderCancelled:       {code: exgate.CodeOrderRejected},
+	"CANCEL_FAIL":             {code: exgate.CodeOrderRejected},
 	"WITHDRAWAL_OVER_LIMIT":   {code: exgate.CodeWithdrawalRejected},
 	"API_WITHDRAW_DISABLED":   {code: exgate.CodeWithdrawalRejected},
 	"ADDRESS_NOT_USED":        {code: exgate.CodeWithdrawalRejected},

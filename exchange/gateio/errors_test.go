@@ -126,6 +126,7 @@ func TestErrorLabels(t *testing.T) {
 		{"TRADE_RESTRICTED", "Trading restricted", 400, exgate.CodeOrderRejected, exgate.CodeOrderRejected, exgate.CodeOrderRejected},
 		{"ORDER_CLOSED", "Order closed", 400, exgate.CodeOrderRejected, exgate.CodeOrderRejected, exgate.CodeOrderRejected},
 		{"ORDER_CANCELLED", "Order cancelled", 400, exgate.CodeOrderRejected, exgate.CodeOrderRejected, exgate.CodeOrderRejected},
+		{"CANCEL_FAIL", "Cancel failed", 400, exgate.CodeOrderRejected, exgate.CodeOrderRejected, exgate.CodeOrderRejected},
 		{"WITHDRAWAL_OVER_LIMIT", "Over limit", 400, exgate.CodeWithdrawalRejected, exgate.CodeWithdrawalRejected, exgate.CodeWithdrawalRejected},
 		{"API_WITHDRAW_DISABLED", "Disabled", 400, exgate.CodeWithdrawalRejected, exgate.CodeWithdrawalRejected, exgate.CodeWithdrawalRejected},
 		{"ADDRESS_NOT_USED", "Address not used", 400, exgate.CodeWithdrawalRejected, exgate.CodeWithdrawalRejected, exgate.CodeWithdrawalRejected},

@@ -1,5 +1,7 @@
 // Package gateio is the exgate adapter for Gate (Gate.io) Spot over its REST
-// API v4 (api.gateio.ws/api/v4): market orders, candlesticks, order books,
+// API v4 (api.gateio.ws/api/v4): market orders, the order lifecycle
+// (limit orders, cancels, open and recent orders, fills, symbols, recent
+// withdrawals: exgate.OrderManager), candlesticks, order books,
 // balances, deposits, deposit addresses and withdrawals, with Gate's
 // HMAC-SHA512 request signing, its per-endpoint rate limits and the clock
 // correction its 60-second Timestamp window needs.

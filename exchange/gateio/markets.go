@@ -1,8 +1,11 @@
 package gateio
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -69,6 +72,7 @@ func (p *pair) canTrade(side exgate.Side, now time.Time) string {
 // pairSet is one fetch of the pair list.
 type pairSet struct {
 	bySym   map[exgate.Symbol]*pair
+	byID    map[string]*pair
 	fetched time.Time
 }
 
@@ -98,7 +102,7 @@ func (m *markets) load(ctx context.Context) (*pairSet, error) {
 		if err != nil {
 			return nil, badAnswer(epPairs, err)
 		}
-		set := &pairSet{bySym: make(map[exgate.Symbol]*pair, len(rows)), fetched: m.c.Now()}
+		set := &pairSet{bySym: make(map[exgate.Symbol]*pair, len(rows)), byID: make(map[string]*pair, len(rows)), fetched: m.c.Now()}
 		for _, r := range rows {
 			p := &pair{
 				id:              r.ID,
@@ -114,6 +118,7 @@ func (m *markets) load(ctx context.Context) (*pairSet, error) {
 			p.buyStart, _ = millis(r.BuyStart, 1000)
 			p.sellStart, _ = millis(r.SellStart, 1000)
 			set.bySym[p.sym] = p
+			set.byID[p.id] = p
 		}
 		m.set.Store(set)
 		return set, nil
@@ -162,4 +167,76 @@ func (m *markets) lookup(ctx context.Context, sym exgate.Symbol) (*pair, error) 
 			"gateio does not list %s; it lists the inverse pair %s (asset1 %s, asset2 %s)", sym, inv.sym, inv.sym.Base, inv.sym.Quote)
 	}
 	return nil, exgate.Errorf(exgate.CodeUnknownSymbol, "gateio does not list %s", sym)
+}
+
+// byID finds a pair by Gate's id (BTC_USDT), for orders and fills listed
+// across pairs. A pair missing from the cached list (a new listing) gets
+// its symbol from the id and no rules.
+func (m *markets) byID(ctx context.Context, id string) (*pair, error) {
+	set, err := m.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := set.byID[id]; ok {
+		return p, nil
+	}
+	base, quote, _ := strings.Cut(id, "_")
+	return &pair{id: id, sym: exgate.Symbol{Base: exgate.NormalizeAsset(base), Quote: exgate.NormalizeAsset(quote)}, amountPrecision: 8, precision: 8}, nil
+}
+
+// tick is the pair's price step, 10^-precision.
+func (p *pair) tick() decimal.Decimal { return decimal.New(1, -p.precision) }
+
+// step is the pair's quantity step, 10^-amount_precision.
+func (p *pair) step() decimal.Decimal { return decimal.New(1, -p.amountPrecision) }
+
+// info is the pair as the gateway lists it (DESIGN.md 2.4): steps from
+// the precisions, minQuantity from min_base_amount (the step when Gate sets
+// none), minNotional from min_quote_amount. Only trade_status tradable is
+// TRADING; buyable, sellable and untradable are HALTED, since the pair
+// does not take every order.
+func (p *pair) info() exgate.SymbolInfo {
+	status := exgate.SymbolHalted
+	if p.tradeStatus == "tradable" {
+		status = exgate.SymbolTrading
+	}
+	minQty := p.minBase
+	if !minQty.IsPositive() {
+		minQty = p.step()
+	}
+	return exgate.SymbolInfo{
+		Asset1: p.sym.Base, Asset2: p.sym.Quote, Status: status,
+		QuantityStep: p.step().String(), PriceStep: p.tick().String(),
+		MinQuantity: minQty.String(), MinNotional: p.minQuote.String(),
+		OrderTypes: []string{exgate.OrderTypeMarket, exgate.OrderTypeLimit},
+	}
+}
+
+// Symbols lists Gate's currency pairs (GET /spot/currency_pairs, cached)
+// with their steps and minimums; of f.Symbol only when it is set (none
+// when Gate does not list it that way round).
+func (e *Exchange) Symbols(ctx context.Context, cred exgate.Credential, f exgate.SymbolFilter) ([]exgate.SymbolInfo, error) {
+	out := []exgate.SymbolInfo{}
+	if (f.Symbol != exgate.Symbol{}) {
+		// lookup reloads a list too old to know a new listing.
+		p, err := e.markets.lookup(ctx, f.Symbol)
+		switch {
+		case exgate.ErrorCode(err) == exgate.CodeUnknownSymbol:
+			return out, nil
+		case err != nil:
+			return nil, err
+		}
+		return append(out, p.info()), nil
+	}
+	set, err := e.markets.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range set.bySym {
+		out = append(out, p.info())
+	}
+	slices.SortFunc(out, func(a, b exgate.SymbolInfo) int {
+		return cmp.Or(strings.Compare(a.Asset1, b.Asset1), strings.Compare(a.Asset2, b.Asset2))
+	})
+	return out, nil
 }

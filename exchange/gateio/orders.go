@@ -1,11 +1,13 @@
 package gateio
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +44,7 @@ type createOrderBody struct {
 	Account      string `json:"account"`
 	Side         string `json:"side"`
 	Amount       string `json:"amount"`
+	Price        string `json:"price,omitempty"`
 	TimeInForce  string `json:"time_in_force"`
 	ActionMode   string `json:"action_mode"`
 }
@@ -371,7 +374,7 @@ func (e *Exchange) QueryOrder(ctx context.Context, cred exgate.Credential, q exg
 	if id == "" {
 		id = strings.TrimPrefix(o.Text, textPrefix)
 	}
-	return e.normalizeOrder(p, o, id, o.Amount.Decimal, amountIn(o)), nil
+	return e.orderFromGate(p, o, id), nil
 }
 
 // amountIn is the asset of an order's amount: quote for a market buy,
@@ -499,6 +502,468 @@ func (e *Exchange) normalizeOrder(p *pair, o orderJSON, id string, qty decimal.D
 	out.CloseAt = out.OpenAt
 	if out.Status != exgate.OrderPending && o.updatedMillis > out.OpenAt {
 		out.CloseAt = o.updatedMillis
+	}
+	return out
+}
+
+var _ exgate.OrderManager = (*Exchange)(nil)
+
+// checkLimit makes the checks of a limit order that need no call to Gate
+// but the cached pair list: a client order id Gate takes (a test order
+// may have none), the request's
+// own rules, the pair's trade status, a price on the pair's tick (refused,
+// never moved: INVALID_PARAMETER naming price), the quantity rounded down
+// to the pair's step and the pair's minimums and maximums of the base
+// amount and of the notional (QUANTITY_TOO_SMALL with the limit). It
+// returns the pair and the rounded quantity.
+func (e *Exchange) checkLimit(ctx context.Context, req exgate.LimitOrderRequest) (*pair, decimal.Decimal, error) {
+	if req.ClientOrderID != "" && !clientIDPattern.MatchString(req.ClientOrderID) {
+		return nil, decimal.Decimal{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
+	}
+	if err := req.Validate(); err != nil {
+		return nil, decimal.Decimal{}, err
+	}
+	p, err := e.markets.lookup(ctx, req.Symbol)
+	if err != nil {
+		return nil, decimal.Decimal{}, err
+	}
+	if why := p.canTrade(req.Side, e.c.serverNow()); why != "" {
+		return nil, decimal.Decimal{}, exgate.Errorf(exgate.CodeOrderRejected, "gateio refuses %s orders on %s: %s", req.Side, p.sym, why)
+	}
+	if err := exgate.CheckPrice(req.Price, p.tick()); err != nil {
+		return nil, decimal.Decimal{}, err
+	}
+	qty := p.roundBase(req.Quantity)
+	if err := p.checkBase(req.Quantity, qty, ""); err != nil {
+		return nil, decimal.Decimal{}, err
+	}
+	notional := qty.Mul(req.Price)
+	if p.minQuote.IsPositive() && notional.LessThan(p.minQuote) {
+		return nil, decimal.Decimal{}, exgate.Errorf(exgate.CodeQuantityTooSmall,
+			"%s %s at %s is worth %s %s, under gateio's minimum %s %s for %s (min_quote_amount)",
+			qty, p.sym.Base, req.Price, notional, p.sym.Quote, p.minQuote, p.sym.Quote, p.sym)
+	}
+	if p.maxQuote.IsPositive() && notional.GreaterThan(p.maxQuote) {
+		return nil, decimal.Decimal{}, exgate.Errorf(exgate.CodeOrderRejected,
+			"%s %s at %s is worth %s %s, over gateio's maximum %s %s for %s (max_quote_amount)",
+			qty, p.sym.Base, req.Price, notional, p.sym.Quote, p.maxQuote, p.sym.Quote, p.sym)
+	}
+	return p, qty, nil
+}
+
+// limitAsSent is a limit order as it is sent: nothing executed yet.
+func (e *Exchange) limitAsSent(p *pair, req exgate.LimitOrderRequest, qty decimal.Decimal, status exgate.OrderStatus) exgate.Order {
+	now := e.c.Now().UnixMilli()
+	return exgate.Order{
+		ID: req.ClientOrderID, Asset1: p.sym.Base, Asset2: p.sym.Quote, Status: status, Type: exgate.OrderTypeLimit,
+		Side: req.Side, Quantity: exgate.NewNumber(qty), QuantityIn: p.sym.Base, OpenAt: now, CloseAt: now,
+		Exchange: exgate.ExchangeGateio, ClientOrderID: req.ClientOrderID,
+		Price: exgate.NumberPtr(req.Price), TimeInForce: req.TimeInForce, PostOnly: req.PostOnly,
+	}
+}
+
+// PlaceLimitOrder sends one limit order, POST /spot/orders type=limit with
+// time_in_force gtc, ioc, fok or poc (postOnly) and text "t-" + the client
+// order id; never retried. A postOnly order that would trade is refused by
+// Gate (POC_FILL_IMMEDIATELY, or an order finished as poc with nothing
+// filled): ORDER_REJECTED either way. A lost answer is EXCHANGE_TIMEOUT;
+// the journal then reads the order by its text.
+func (e *Exchange) PlaceLimitOrder(ctx context.Context, cred exgate.Credential, req exgate.LimitOrderRequest) (exgate.Order, error) {
+	if req.ClientOrderID == "" {
+		return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio needs a client order id to place an order")
+	}
+	p, qty, err := e.checkLimit(ctx, req)
+	if err != nil {
+		return exgate.Order{}, err
+	}
+	body, err := json.Marshal(createOrderBody{
+		Text:         textPrefix + req.ClientOrderID,
+		CurrencyPair: p.id,
+		Type:         "limit",
+		Account:      "spot",
+		Side:         strings.ToLower(string(req.Side)),
+		Amount:       qty.String(),
+		Price:        req.Price.String(),
+		TimeInForce:  gateTimeInForce(req.TimeInForce, req.PostOnly),
+		ActionMode:   "FULL",
+	})
+	if err != nil {
+		return exgate.Order{}, fmt.Errorf("gateio: encoding order: %w", err)
+	}
+	answer, err := e.c.do(ctx, request{ep: epCreateOrder, body: body, cred: &cred, pair: p.id, expires: e.expiry(ctx)})
+	if err != nil {
+		e.log.WarnContext(ctx, "gateio limit order not placed", "clientOrderId", req.ClientOrderID, "pair", p.id, "err", err)
+		return exgate.Order{}, err
+	}
+	o, err := parseOrder(answer)
+	if err != nil {
+		e.log.ErrorContext(ctx, "gateio order answer unreadable", "clientOrderId", req.ClientOrderID, "err", err)
+		return exgate.Order{}, badAnswer(epCreateOrder, err)
+	}
+	e.log.InfoContext(ctx, "gateio limit order placed", "clientOrderId", req.ClientOrderID, "orderId", o.ID, "status", o.Status, "finishAs", o.FinishAs)
+	if o.Status == "cancelled" && o.FinishAs == "poc" && !o.FilledAmount.IsPositive() {
+		return exgate.Order{}, exgate.Errorf(exgate.CodeOrderRejected,
+			"gateio did not place the postOnly order: %s %s at %s would trade at once (finish_as poc)", req.Side, p.sym, req.Price)
+	}
+	return e.orderFromGate(p, o, req.ClientOrderID), nil
+}
+
+// orderFromGate builds the gateway's order from Gate's. id is the
+// gateway's id when known; otherwise an order whose text is "t-..." gets
+// the rest of its text as its id and client order id, and any other (an
+// order placed on Gate's site or apps, whose text is an origin tag such as
+// "3" or "apiv4") gets Gate's id and no client order id.
+func (e *Exchange) orderFromGate(p *pair, o orderJSON, id string) exgate.Order {
+	client := id
+	if client == "" {
+		if cid, ok := strings.CutPrefix(o.Text, textPrefix); ok && cid != "" {
+			client = cid
+		}
+	}
+	if id == "" {
+		id = client
+	}
+	if id == "" {
+		id = string(o.ID)
+	}
+	out := e.normalizeOrder(p, o, id, o.Amount.Decimal, amountIn(o))
+	out.ClientOrderID = client
+	if o.Type == "limit" {
+		out.Type = exgate.OrderTypeLimit
+		out.Price = exgate.NumberPtr(o.Price.Decimal)
+		out.TimeInForce, out.PostOnly = fromGateTimeInForce(o.TimeInForce)
+		if out.ExecutedQuantity == nil {
+			out.ExecutedQuantity = exgate.NumberPtr(decimal.Zero)
+		}
+	}
+	return out
+}
+
+// TestOrder checks an order without placing it. Gate has no test-order
+// call, so the checks are the adapter's own: those of PlaceLimitOrder
+// before anything is sent, or those of PlaceMarketOrder including the
+// conversion against the order book (a public read). Nothing reaches
+// POST /spot/orders.
+func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req exgate.TestOrderRequest) (exgate.Order, error) {
+	switch {
+	case req.Limit != nil:
+		p, qty, err := e.checkLimit(ctx, *req.Limit)
+		if err != nil {
+			return exgate.Order{}, err
+		}
+		return e.limitAsSent(p, *req.Limit, qty, exgate.OrderTest), nil
+	case req.Market != nil:
+		r := *req.Market
+		if r.ClientOrderID != "" && !clientIDPattern.MatchString(r.ClientOrderID) {
+			return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
+		}
+		if err := rest.CheckOrder(r); err != nil {
+			return exgate.Order{}, err
+		}
+		p, err := e.markets.lookup(ctx, r.Symbol)
+		if err != nil {
+			return exgate.Order{}, err
+		}
+		if why := p.canTrade(r.Side, e.c.serverNow()); why != "" {
+			return exgate.Order{}, exgate.Errorf(exgate.CodeOrderRejected, "gateio refuses %s orders on %s: %s", r.Side, p.sym, why)
+		}
+		plan, err := e.plan(ctx, cred, p, r)
+		if err != nil {
+			return exgate.Order{}, err
+		}
+		now := e.c.Now().UnixMilli()
+		return exgate.Order{
+			ID: r.ClientOrderID, Asset1: p.sym.Base, Asset2: p.sym.Quote, Status: exgate.OrderTest,
+			Type: exgate.OrderTypeMarket, Side: r.Side, Quantity: exgate.NewNumber(plan.qty),
+			QuantityIn: r.QuantityIn.Asset(p.sym), OpenAt: now, CloseAt: now,
+			Exchange: exgate.ExchangeGateio, ClientOrderID: r.ClientOrderID,
+		}, nil
+	}
+	return exgate.Order{}, exgate.ParamError("test", "nothing to test")
+}
+
+// cancelMissLabels are Gate's answers to a cancel of an order it cannot
+// cancel: no open order with that text or id (a text names open orders
+// only), or one that finished first. The order is then read to answer
+// with its final state, or NOT_FOUND. Source: Gate API v4 docs, "Cancel a
+// single order" and the error label list (ORDER_NOT_FOUND, ORDER_CLOSED,
+// ORDER_CANCELLED) and real CLIENT_ID_NOT_FOUND answers.
+var cancelMissLabels = map[string]bool{
+	labelClientIDNotFound: true,
+	labelOrderNotFound:    true,
+	labelOrderClosed:      true,
+	labelOrderCancelled:   true,
+}
+
+// CancelOrder cancels an open order with DELETE /spot/orders/{order_id}
+// and currency_pair: by its text "t-" + the client order id, which names
+// only that order, or (for an order placed outside the gateway, which has
+// no client order id of the gateway's) by Gate's numeric id. The cancel is
+// never retried: a lost answer is EXCHANGE_TIMEOUT and the journal reads
+// the order. When Gate has no open order by that name, the order is read:
+// one that finished first is answered with its final status (FILLED,
+// EXPIRED, CANCELED); none at all is an error wrapping exgate.ErrNotFound.
+func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req exgate.CancelRequest) (exgate.Order, error) {
+	name := req.ExchangeOrderID
+	switch {
+	case req.ClientOrderID != "":
+		if !clientIDPattern.MatchString(req.ClientOrderID) {
+			return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
+		}
+		name = textPrefix + req.ClientOrderID
+	case name == "":
+		return exgate.Order{}, fmt.Errorf("gateio: cancel without an order id: %w", exgate.ErrNotFound)
+	}
+	p, err := e.markets.lookup(ctx, req.Symbol)
+	if err != nil {
+		return exgate.Order{}, err
+	}
+	o, err := e.cancel(ctx, cred, p, name)
+	if err == nil {
+		return e.orderFromGate(p, o, req.ClientOrderID), nil
+	}
+	if ae, ok := errors.AsType[*apiError](err); !ok || !cancelMissLabels[ae.label] {
+		return exgate.Order{}, err
+	}
+	got, qerr := e.QueryOrder(ctx, cred, exgate.OrderQuery(req))
+	if qerr != nil {
+		return exgate.Order{}, qerr
+	}
+	if got.Status.Final() {
+		return got, nil
+	}
+	// Open after all (Gate can take a moment to list a new order under
+	// its text): cancel it once by its numeric id, which names it alone.
+	if got.ExchangeOrderID == "" || got.ExchangeOrderID == name {
+		return exgate.Order{}, err
+	}
+	o, err = e.cancel(ctx, cred, p, got.ExchangeOrderID)
+	if err != nil {
+		return exgate.Order{}, err
+	}
+	return e.orderFromGate(p, o, req.ClientOrderID), nil
+}
+
+// cancel sends one DELETE /spot/orders/{name}.
+func (e *Exchange) cancel(ctx context.Context, cred exgate.Credential, p *pair, name string) (orderJSON, error) {
+	var ps rest.Params
+	ps.Add("currency_pair", p.id)
+	body, err := e.c.do(ctx, request{ep: epCancelOrder, id: name, params: ps, cred: &cred, expires: e.expiry(ctx)})
+	if err != nil {
+		e.log.WarnContext(ctx, "gateio cancel not confirmed", "order", name, "pair", p.id, "err", err)
+		return orderJSON{}, err
+	}
+	o, err := parseOrder(body)
+	if err != nil {
+		return orderJSON{}, badAnswer(epCancelOrder, err)
+	}
+	return o, nil
+}
+
+// openPageSize is Gate's largest page of open orders (per pair on
+// GET /spot/open_orders).
+const openPageSize = 100
+
+// OpenOrders returns the open orders, newest first: of one pair from
+// GET /spot/orders?status=open, of every pair from GET /spot/open_orders.
+// Orders placed outside the gateway are included, with Gate's id and no
+// client order id.
+func (e *Exchange) OpenOrders(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Order, error) {
+	var out []exgate.Order
+	if (f.Symbol != exgate.Symbol{}) {
+		p, err := e.markets.lookup(ctx, f.Symbol)
+		if err != nil {
+			return nil, err
+		}
+		os, err := e.listOrders(ctx, cred, p, "open", listMaxPages*openPageSize)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range os {
+			out = append(out, e.orderFromGate(p, o, ""))
+		}
+	} else {
+		for page := 1; page <= listMaxPages; page++ {
+			var ps rest.Params
+			ps.Add("page", strconv.Itoa(page))
+			ps.Add("limit", strconv.Itoa(openPageSize))
+			body, err := e.c.do(ctx, request{ep: epOpenOrders, params: ps, cred: &cred})
+			if err != nil {
+				return nil, err
+			}
+			os, err := parseOpenOrders(body)
+			if err != nil {
+				return nil, badAnswer(epOpenOrders, err)
+			}
+			for _, o := range os {
+				p, err := e.markets.byID(ctx, o.CurrencyPair)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, e.orderFromGate(p, o, ""))
+			}
+			if !fullPage(body) {
+				break
+			}
+		}
+	}
+	sortOrders(out)
+	return nonNil(out), nil
+}
+
+// fullPage reports whether some pair of a GET /spot/open_orders answer
+// filled its page, so that another page may hold more.
+func fullPage(body []byte) bool {
+	var pairs []openOrdersJSON
+	if json.Unmarshal(body, &pairs) != nil {
+		return false
+	}
+	for _, p := range pairs {
+		if len(p.Orders) >= openPageSize {
+			return true
+		}
+	}
+	return false
+}
+
+// listOrders reads up to want orders of the pair with GET /spot/orders and
+// status open or finished, newest first as Gate lists them.
+func (e *Exchange) listOrders(ctx context.Context, cred exgate.Credential, p *pair, status string, want int) ([]orderJSON, error) {
+	size := openPageSize
+	if status == "finished" {
+		size = min(want, 1000)
+	}
+	var out []orderJSON
+	for page := 1; len(out) < want && page <= listMaxPages; page++ {
+		var ps rest.Params
+		ps.Add("currency_pair", p.id)
+		ps.Add("status", status)
+		ps.Add("page", strconv.Itoa(page))
+		ps.Add("limit", strconv.Itoa(size))
+		body, err := e.c.do(ctx, request{ep: epListOrders, params: ps, cred: &cred})
+		if err != nil {
+			return nil, err
+		}
+		os, err := parseOrders(body)
+		if err != nil {
+			return nil, badAnswer(epListOrders, err)
+		}
+		out = append(out, os...)
+		if len(os) < size {
+			break
+		}
+	}
+	return out, nil
+}
+
+// sortOrders puts orders newest first: by creation time, then by Gate's
+// id (larger is newer), numerically.
+func sortOrders(os []exgate.Order) {
+	slices.SortStableFunc(os, func(a, b exgate.Order) int {
+		if c := cmp.Compare(b.OpenAt, a.OpenAt); c != 0 {
+			return c
+		}
+		return compareIDs(b.ExchangeOrderID, a.ExchangeOrderID)
+	})
+}
+
+// compareIDs compares Gate's numeric ids (shorter is smaller).
+func compareIDs(a, b string) int {
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
+}
+
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
+
+// limitOf is the number of records a history call returns.
+func limitOf(n int) int {
+	if n <= 0 {
+		return exgate.DefaultRecentLimit
+	}
+	return min(n, exgate.MaxRecentLimit)
+}
+
+// RecentOrders returns at most f.Limit orders of the pair, open and
+// finished, newest first: GET /spot/orders with status=open and with
+// status=finished (Gate lists them apart), merged. Orders placed outside
+// the gateway are included. Gate does not keep orders that were canceled
+// without any fill for long (IOC and FOK orders that found nothing), so
+// those may be missing.
+func (e *Exchange) RecentOrders(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Order, error) {
+	p, err := e.markets.lookup(ctx, f.Symbol)
+	if err != nil {
+		return nil, err
+	}
+	limit := limitOf(f.Limit)
+	open, err := e.listOrders(ctx, cred, p, "open", limit)
+	if err != nil {
+		return nil, err
+	}
+	finished, err := e.listOrders(ctx, cred, p, "finished", limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]exgate.Order, 0, len(open)+len(finished))
+	for _, o := range append(open, finished...) {
+		out = append(out, e.orderFromGate(p, o, ""))
+	}
+	sortOrders(out)
+	return out[:min(len(out), limit)], nil
+}
+
+// Fills returns at most f.Limit fills of the pair, newest first, from
+// GET /spot/my_trades. A fill's order id is the gateway's id when the
+// order's text is "t-..." (Gate copies the order's text onto its trades),
+// else Gate's order id.
+func (e *Exchange) Fills(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Fill, error) {
+	p, err := e.markets.lookup(ctx, f.Symbol)
+	if err != nil {
+		return nil, err
+	}
+	var ps rest.Params
+	ps.Add("currency_pair", p.id)
+	ps.Add("limit", strconv.Itoa(limitOf(f.Limit)))
+	body, err := e.c.do(ctx, request{ep: epMyTrades, params: ps, cred: &cred})
+	if err != nil {
+		return nil, err
+	}
+	rows, err := parseTrades(body)
+	if err != nil {
+		return nil, badAnswer(epMyTrades, err)
+	}
+	out := make([]exgate.Fill, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, fillFromGate(p, r))
+	}
+	slices.SortStableFunc(out, func(a, b exgate.Fill) int {
+		return cmp.Or(cmp.Compare(b.Timestamp, a.Timestamp), compareIDs(b.ID, a.ID))
+	})
+	return out[:min(len(out), limitOf(f.Limit))], nil
+}
+
+// fillFromGate maps one of Gate's trades. The fee is in fee_currency, or
+// in GT or points when the account deducts fees that way.
+func fillFromGate(p *pair, r tradeJSON) exgate.Fill {
+	out := exgate.Fill{
+		ID: string(r.ID), OrderID: string(r.OrderID), Asset1: p.sym.Base, Asset2: p.sym.Quote,
+		Side: exgate.Side(strings.ToUpper(r.Side)), Price: exgate.NewNumber(r.Price.Decimal),
+		Quantity: exgate.NewNumber(r.Amount.Decimal), QuoteQuantity: exgate.NewNumber(r.Amount.Mul(r.Price.Decimal)),
+		Fee: exgate.NewNumber(r.Fee.Decimal), FeeIn: exgate.NormalizeAsset(r.FeeCurrency),
+		Maker: r.Role == "maker", Timestamp: r.millis,
+	}
+	if cid, ok := strings.CutPrefix(r.Text, textPrefix); ok && cid != "" {
+		out.OrderID, out.ClientOrderID = cid, cid
+	}
+	switch {
+	case r.Fee.IsPositive():
+	case r.GTFee.IsPositive():
+		out.Fee, out.FeeIn = exgate.NewNumber(r.GTFee.Decimal), "GT"
+	case r.PointFee.IsPositive():
+		out.Fee, out.FeeIn = exgate.NewNumber(r.PointFee.Decimal), "POINT"
 	}
 	return out
 }

@@ -299,6 +299,8 @@ type orderJSON struct {
 	Type          string       `json:"type"`
 	Side          string       `json:"side"`
 	Amount        rest.Decimal `json:"amount"`
+	Price         rest.Decimal `json:"price"`
+	TimeInForce   string       `json:"time_in_force"`
 	Left          rest.Decimal `json:"left"`
 	FilledAmount  rest.Decimal `json:"filled_amount"`
 	FilledTotal   rest.Decimal `json:"filled_total"`
@@ -342,7 +344,7 @@ func checkOrder(o *orderJSON) error {
 	if o.Side != "buy" && o.Side != "sell" {
 		return fmt.Errorf("order %s: side %q", o.ID, o.Side)
 	}
-	for name, d := range map[string]rest.Decimal{"amount": o.Amount, "left": o.Left, "filled_amount": o.FilledAmount,
+	for name, d := range map[string]rest.Decimal{"amount": o.Amount, "price": o.Price, "left": o.Left, "filled_amount": o.FilledAmount,
 		"filled_total": o.FilledTotal, "avg_deal_price": o.AvgDealPrice, "fee": o.Fee, "point_fee": o.PointFee, "gt_fee": o.GTFee} {
 		if d.IsNegative() {
 			return fmt.Errorf("order %s: negative %s", o.ID, name)
@@ -364,6 +366,79 @@ func orderTime(ms, sec text) (int64, error) {
 		return millis(ms, 1)
 	}
 	return millis(sec, 1000)
+}
+
+// openOrdersJSON is one entry of GET /spot/open_orders: the open orders
+// of one pair.
+type openOrdersJSON struct {
+	CurrencyPair string            `json:"currency_pair"`
+	Total        int               `json:"total"`
+	Orders       []json.RawMessage `json:"orders"`
+}
+
+// parseOpenOrders reads GET /spot/open_orders.
+func parseOpenOrders(body []byte) ([]orderJSON, error) {
+	var pairs []openOrdersJSON
+	if err := json.Unmarshal(body, &pairs); err != nil {
+		return nil, fmt.Errorf("open orders answer: %w", err)
+	}
+	var out []orderJSON
+	for _, p := range pairs {
+		for _, raw := range p.Orders {
+			o, err := parseOrder(raw)
+			if err != nil {
+				return nil, err
+			}
+			if o.CurrencyPair == "" {
+				o.CurrencyPair = p.CurrencyPair
+			}
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// tradeJSON is one entry of GET /spot/my_trades: a fill of one of the
+// account's orders. amount is in base, price in quote per base.
+type tradeJSON struct {
+	ID           text         `json:"id"`
+	CreateTime   text         `json:"create_time"`
+	CreateTimeMs text         `json:"create_time_ms"`
+	CurrencyPair string       `json:"currency_pair"`
+	Side         string       `json:"side"`
+	Role         string       `json:"role"`
+	Amount       rest.Decimal `json:"amount"`
+	Price        rest.Decimal `json:"price"`
+	OrderID      text         `json:"order_id"`
+	Fee          rest.Decimal `json:"fee"`
+	FeeCurrency  string       `json:"fee_currency"`
+	PointFee     rest.Decimal `json:"point_fee"`
+	GTFee        rest.Decimal `json:"gt_fee"`
+	Text         string       `json:"text"`
+	millis       int64
+}
+
+// parseTrades reads GET /spot/my_trades. create_time_ms is a string with
+// a fraction of a millisecond ("1548000000123.456").
+func parseTrades(body []byte) ([]tradeJSON, error) {
+	var rows []tradeJSON
+	if err := json.Unmarshal(body, &rows); err != nil {
+		return nil, fmt.Errorf("trades answer: %w", err)
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.ID == "" || r.OrderID == "" || (r.Side != "buy" && r.Side != "sell") {
+			return nil, fmt.Errorf("trade %d without id, order id or side", i)
+		}
+		if !r.Amount.IsPositive() || !r.Price.IsPositive() || r.Fee.IsNegative() || r.PointFee.IsNegative() || r.GTFee.IsNegative() {
+			return nil, fmt.Errorf("trade %s: amount, price or fee out of range", r.ID)
+		}
+		var err error
+		if r.millis, err = orderTime(r.CreateTimeMs, r.CreateTime); err != nil {
+			return nil, fmt.Errorf("trade %s create time: %w", r.ID, err)
+		}
+	}
+	return rows, nil
 }
 
 // depositJSON is one entry of GET /wallet/deposits.

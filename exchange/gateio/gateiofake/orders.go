@@ -31,6 +31,11 @@ type order struct {
 	rebatedFeeCurrency string
 	avgDealPrice       decimal.Decimal
 	hasAvg             bool
+	// typ is market or limit; price and heldAmt are a limit order's
+	// price and the funds it still holds in lockedIn (lifecycle.go).
+	typ     string
+	price   decimal.Decimal
+	heldAmt decimal.Decimal
 }
 
 // textPattern is Gate's rule for `text`: "t-" and at most 28 bytes of
@@ -73,6 +78,9 @@ func (o *order) json(mode string) map[string]any {
 	if o.hasAvg {
 		out["avg_deal_price"] = decimalText(o.avgDealPrice)
 	}
+	if o.typ == "limit" {
+		out["type"], out["price"] = "limit", decimalText(o.price)
+	}
 	if mode == "RESULT" {
 		return out
 	}
@@ -111,8 +119,10 @@ func (s *Server) handleCreateOrder(c *call) (any, *apiError) {
 		return nil, missingParam("side")
 	case b.Side != "buy" && b.Side != "sell":
 		return nil, invalidParam("side", b.Side)
+	case b.Type == "limit" || b.Type == "":
+		// limit is Gate's default type (lifecycle.go).
+		return s.handleCreateLimit(c, b, p)
 	case b.Type != "market":
-		// Limit orders are not simulated.
 		return nil, invalidParam("type", b.Type)
 	case b.Price != "" && b.Price != "0":
 		return nil, invalidParam("price", b.Price)
@@ -194,21 +204,26 @@ func (s *Server) execute(a *account, o *order, now time.Time) {
 	p, b := o.pair, s.books[o.pair.ID]
 	left := o.amount
 	var base, quote decimal.Decimal
+	var takes []bookLevel
+	defer func() { s.recordTrades(a, o, takes, "taker", now) }()
 	if o.side == "buy" {
 		for _, l := range b.asks {
 			value := l.amount.Mul(l.price)
 			if value.LessThanOrEqual(left) {
 				base, quote, left = base.Add(l.amount), quote.Add(value), left.Sub(value)
+				takes = append(takes, l)
 				continue
 			}
 			take := left.Div(l.price).RoundDown(p.AmountPrecision)
 			base, quote, left = base.Add(take), quote.Add(take.Mul(l.price)), left.Sub(take.Mul(l.price))
+			takes = append(takes, bookLevel{price: l.price, amount: take})
 			break
 		}
 	} else {
 		for _, l := range b.bids {
 			take := decimal.Min(l.amount, left)
 			base, quote, left = base.Add(take), quote.Add(take.Mul(l.price)), left.Sub(take)
+			takes = append(takes, bookLevel{price: l.price, amount: take})
 			if !left.IsPositive() {
 				break
 			}

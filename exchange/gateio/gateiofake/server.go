@@ -9,7 +9,9 @@
 // timestamp, a Timestamp within 60 s of the server's clock, parameter
 // names and values, pair rules (precisions, minimums, trade status) and
 // balances. Market orders fill at once against a static, deterministic
-// order book (levels are not consumed) and move balances; candlesticks are
+// order book (levels are not consumed) and move balances; limit orders
+// (gtc, ioc, fok, poc) match the same book, rest, are canceled and filled
+// by a hook (lifecycle.go), with open_orders and my_trades; candlesticks are
 // a pure function of pair, interval and time. Rate limits follow Gate's
 // documented budgets and answer 429 TOO_MANY_REQUESTS.
 //
@@ -137,6 +139,7 @@ type Server struct {
 	windows     map[string]*window
 	hold        bool
 	nextOrderID int64
+	nextTradeID int64
 	nextWID     int64
 }
 
@@ -146,6 +149,7 @@ type account struct {
 	avail, locked map[string]decimal.Decimal
 	orders        []*order
 	sent          []SentOrder
+	trades        []*trade
 	deposits      []Deposit
 	withdrawals   []*withdrawal
 }
@@ -169,6 +173,7 @@ func New(opts Options) *Server {
 		requests:    map[string]int{},
 		windows:     map[string]*window{},
 		nextOrderID: 394120049349,
+		nextTradeID: 5736713,
 		nextWID:     64413318,
 	}
 	for _, p := range defaultPairs() {
@@ -331,7 +336,7 @@ func (s *Server) FillHeldOrders() {
 	now := s.serverTime()
 	for _, a := range s.accounts {
 		for _, o := range a.orders {
-			if o.status == "open" {
+			if o.status == "open" && o.typ != "limit" {
 				a.locked[o.lockedIn] = a.locked[o.lockedIn].Sub(o.amount)
 				a.avail[o.lockedIn] = a.avail[o.lockedIn].Add(o.amount)
 				s.execute(a, o, now)
@@ -427,20 +432,23 @@ type route struct {
 // routes maps "METHOD path-under-/api/v4" to its route; GET and DELETE
 // /spot/orders/{order_id} are matched by prefix.
 var routes = map[string]*route{
-	"GET /spot/time":              {method: http.MethodGet, limit: 200, window: 10 * time.Second, handle: (*Server).handleTime},
-	"GET /spot/currency_pairs":    {method: http.MethodGet, limit: 200, window: 10 * time.Second, handle: (*Server).handlePairs},
-	"GET /spot/candlesticks":      {method: http.MethodGet, params: []string{"currency_pair", "interval", "limit", "from", "to"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleCandles},
-	"GET /spot/order_book":        {method: http.MethodGet, params: []string{"currency_pair", "interval", "limit", "with_id"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleBook},
-	"GET /wallet/currency_chains": {method: http.MethodGet, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleChains},
-	"GET /spot/accounts":          {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleAccounts},
-	"POST /spot/orders":           {method: http.MethodPost, private: true, limit: 10, window: time.Second, perPair: true, handle: (*Server).handleCreateOrder, status: http.StatusCreated},
-	"GET /spot/orders":            {method: http.MethodGet, private: true, params: []string{"currency_pair", "status", "page", "limit", "account", "from", "to", "side"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleListOrders},
-	"GET /spot/orders/{order_id}": {method: http.MethodGet, private: true, params: []string{"currency_pair", "account"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleGetOrder},
-	"GET /wallet/deposits":        {method: http.MethodGet, private: true, params: []string{"currency", "from", "to", "limit", "offset"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleDeposits},
-	"GET /wallet/deposit_address": {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleDepositAddress},
-	"GET /wallet/withdrawals":     {method: http.MethodGet, private: true, params: []string{"currency", "withdraw_id", "asset_class", "withdraw_order_id", "from", "to", "limit", "offset"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleWithdrawals},
-	"GET /wallet/withdraw_status": {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleWithdrawStatus},
-	"POST /withdrawals":           {method: http.MethodPost, private: true, limit: 1, window: 3 * time.Second, handle: (*Server).handleWithdraw},
+	"GET /spot/time":                 {method: http.MethodGet, limit: 200, window: 10 * time.Second, handle: (*Server).handleTime},
+	"GET /spot/currency_pairs":       {method: http.MethodGet, limit: 200, window: 10 * time.Second, handle: (*Server).handlePairs},
+	"GET /spot/candlesticks":         {method: http.MethodGet, params: []string{"currency_pair", "interval", "limit", "from", "to"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleCandles},
+	"GET /spot/order_book":           {method: http.MethodGet, params: []string{"currency_pair", "interval", "limit", "with_id"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleBook},
+	"GET /wallet/currency_chains":    {method: http.MethodGet, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleChains},
+	"GET /spot/accounts":             {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleAccounts},
+	"POST /spot/orders":              {method: http.MethodPost, private: true, limit: 10, window: time.Second, perPair: true, handle: (*Server).handleCreateOrder, status: http.StatusCreated},
+	"GET /spot/orders":               {method: http.MethodGet, private: true, params: []string{"currency_pair", "status", "page", "limit", "account", "from", "to", "side"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleListOrders},
+	"GET /spot/orders/{order_id}":    {method: http.MethodGet, private: true, params: []string{"currency_pair", "account"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleGetOrder},
+	"DELETE /spot/orders/{order_id}": {method: http.MethodDelete, private: true, params: []string{"currency_pair", "account", "action_mode"}, limit: 200, window: time.Second, handle: (*Server).handleCancelOrder},
+	"GET /spot/open_orders":          {method: http.MethodGet, private: true, params: []string{"page", "limit", "account"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleOpenOrders},
+	"GET /spot/my_trades":            {method: http.MethodGet, private: true, params: []string{"currency_pair", "limit", "page", "order_id", "account", "from", "to"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleMyTrades},
+	"GET /wallet/deposits":           {method: http.MethodGet, private: true, params: []string{"currency", "from", "to", "limit", "offset"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleDeposits},
+	"GET /wallet/deposit_address":    {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleDepositAddress},
+	"GET /wallet/withdrawals":        {method: http.MethodGet, private: true, params: []string{"currency", "withdraw_id", "asset_class", "withdraw_order_id", "from", "to", "limit", "offset"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleWithdrawals},
+	"GET /wallet/withdraw_status":    {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleWithdrawStatus},
+	"POST /withdrawals":              {method: http.MethodPost, private: true, limit: 1, window: 3 * time.Second, handle: (*Server).handleWithdraw},
 }
 
 // serve counts the request, applies the fault hook and answers.
