@@ -113,6 +113,7 @@ type Server struct {
 	nextOrderID int64
 	nextTradeID int64
 	nextID      int64
+	cancels     map[string]int // client order id -> orders canceled
 }
 
 // New starts a fake on a loopback port. Close it when done.
@@ -571,6 +572,7 @@ func (s *Server) newRoutes() map[string]*route {
 		{method: http.MethodGet, path: "/sapi/v1/capital/withdraw/history", signed: true, sapi: "ip", weight: fixed(18000),
 			allowed: []string{"coin", "withdrawOrderId", "status", "offset", "limit", "idList", "startTime", "endTime"}, handle: s.handleWithdrawHistory},
 	}
+	routes = append(routes, s.lifecycleRoutes()...)
 	m := make(map[string]*route, len(routes))
 	for _, r := range routes {
 		m[r.method+" "+r.path] = r
