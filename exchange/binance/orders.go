@@ -416,7 +416,7 @@ func parseTrades(body []byte, orderID int64) ([]fillJSON, error) {
 // minimum, which applies to every LIMIT order whatever its apply-to-market
 // flag (filters.md). It returns the market and the rounded quantity.
 func (e *Exchange) checkLimit(ctx context.Context, req exgate.LimitOrderRequest) (*market, decimal.Decimal, error) {
-	if !clientIDPattern.MatchString(req.ClientOrderID) {
+	if !validClientID(req.ClientOrderID, false) {
 		return nil, decimal.Zero, exgate.ParamError("clientOrderId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client order id")
 	}
 	if err := req.Validate(); err != nil {
@@ -475,8 +475,16 @@ func limitParams(mk *market, req exgate.LimitOrderRequest, q decimal.Decimal) re
 	}
 	p.Add("quantity", q.String())
 	p.Add("price", req.Price.String())
-	p.Add("newClientOrderId", req.ClientOrderID)
+	if req.ClientOrderID != "" {
+		p.Add("newClientOrderId", req.ClientOrderID)
+	}
 	return p
+}
+
+// validClientID reports whether id is a client order id Binance takes; an
+// empty one only when not required (a test order without one).
+func validClientID(id string, required bool) bool {
+	return (id == "" && !required) || clientIDPattern.MatchString(id)
 }
 
 // PlaceLimitOrder sends one LIMIT order (GTC, IOC or FOK) or, for
@@ -484,6 +492,9 @@ func limitParams(mk *market, req exgate.LimitOrderRequest, q decimal.Decimal) re
 // id and newOrderRespType=FULL, after checkLimit. It is never retried: an
 // unknown outcome is EXCHANGE_TIMEOUT and the journal reads the order.
 func (e *Exchange) PlaceLimitOrder(ctx context.Context, cred exgate.Credential, req exgate.LimitOrderRequest) (exgate.Order, error) {
+	if !validClientID(req.ClientOrderID, true) {
+		return exgate.Order{}, exgate.ParamError("clientOrderId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client order id")
+	}
 	mk, q, err := e.checkLimit(ctx, req)
 	if err != nil {
 		return exgate.Order{}, err
@@ -554,7 +565,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 			OpenAt: now, CloseAt: now, Exchange: exgate.ExchangeBinance, ClientOrderID: r.ClientOrderID}, nil
 	case req.Market != nil:
 		r := *req.Market
-		if !clientIDPattern.MatchString(r.ClientOrderID) {
+		if !validClientID(r.ClientOrderID, false) {
 			return exgate.Order{}, exgate.ParamError("clientOrderId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client order id")
 		}
 		if err := rest.CheckOrder(r); err != nil {
@@ -576,7 +587,9 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		p.Add("side", string(r.Side))
 		p.Add("type", "MARKET")
 		p.Add(plan.param, plan.qty.String())
-		p.Add("newClientOrderId", r.ClientOrderID)
+		if r.ClientOrderID != "" {
+			p.Add("newClientOrderId", r.ClientOrderID)
+		}
 		if _, err := e.c.do(ctx, request{ep: epTestOrder, params: p, cred: &cred}); err != nil {
 			return exgate.Order{}, err
 		}
