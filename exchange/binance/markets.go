@@ -439,11 +439,8 @@ func (mk *market) info() exgate.SymbolInfo {
 	}
 	return exgate.SymbolInfo{
 		Asset1: mk.pair.Base, Asset2: mk.pair.Quote, Status: status,
-		QuantityStep: plain(mk.lotStep), PriceStep: plain(mk.tick),
-		MinQuantity: plain(mk.limitMin), MinNotional: plain(mk.limitNotional),
+		QuantityStep: mk.lotStep.String(), PriceStep: mk.tick.String(),
+		MinQuantity: mk.limitMin.String(), MinNotional: mk.limitNotional.String(),
 		OrderTypes: types,
 	}
 }
-
-// plain writes a decimal without trailing zeros ("0.01", "5").
-func plain(d decimal.Decimal) string { return d.String() }

@@ -653,15 +653,14 @@ func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req 
 	if json.Unmarshal(body, &c) == nil && c.OrigClientOrderID != "" {
 		o.ClientOrderID = c.OrigClientOrderID // clientOrderId is the cancel's own id
 	}
-	if o.ExecutedQty.IsPositive() {
-		o.Fills = e.tradeFills(ctx, cred, mk, o.OrderID)
-	}
-	out := e.orderOf(ctx, mk, o, cmp.Or(req.ClientOrderID, o.ClientOrderID))
-	out.CloseAt = cmp.Or(o.TransactTime, out.OpenAt)
-	if open, err := e.QueryOrder(ctx, cred, q); err == nil && open.OpenAt > 0 {
-		out.OpenAt = open.OpenAt // the cancel's answer has only the cancel's time
-	} else {
-		out.OpenAt = out.CloseAt
+	// The cancel's answer has neither the order's time nor its fills:
+	// the order is read back for them, and reported from the answer when
+	// that read fails.
+	out, qerr := e.QueryOrder(ctx, cred, q)
+	if qerr != nil || out.Status != exgate.OrderCanceled {
+		out = e.orderOf(ctx, mk, o, cmp.Or(req.ClientOrderID, o.ClientOrderID))
+		out.OpenAt = cmp.Or(o.TransactTime, out.OpenAt)
+		out.CloseAt = out.OpenAt
 	}
 	e.log.InfoContext(ctx, "binance order canceled", "clientOrderId", out.ClientOrderID, "orderId", o.OrderID)
 	return out, nil

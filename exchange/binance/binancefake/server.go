@@ -8,6 +8,8 @@
 // against recvWindow, parameter names, mandatory parameters and values,
 // symbol filters and balances. Market orders fill against a static,
 // deterministic order book (levels are not consumed) and move balances;
+// limit orders fill on the levels their price crosses and rest otherwise,
+// holding their funds, until canceled or filled with FillOrder (limit.go);
 // klines are a pure function of symbol, interval and time (unless
 // TickCurrentKline makes the current one change on every call). Static answers
 // (exchangeInfo, depth, klines of the current interval, account) are
