@@ -3,6 +3,8 @@ package binance_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/api"
+	"github.com/exgate/exgate/api/openapitest"
 	"github.com/exgate/exgate/client"
 	"github.com/exgate/exgate/exchange/binance"
 	"github.com/exgate/exgate/exchange/binance/binancefake"
@@ -66,8 +69,32 @@ func newAPIGateway(t *testing.T) *apiGateway {
 		Key: fakeKey, Secret: fakeSecret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}}); err != nil {
 		t.Fatal(err)
 	}
-	// The SDK signs every call and puts a signed timestamp in every POST.
-	return &apiGateway{t: t, fake: fake, cl: client.New(hs.URL, "client-key", "client-secret", "main")}
+	// The SDK signs every call and puts a signed timestamp in every POST;
+	// every answer is checked against the OpenAPI document.
+	hc := &http.Client{Transport: validating{t: t, v: openapitest.New(t), next: hs.Client().Transport}}
+	return &apiGateway{t: t, fake: fake, cl: client.New(hs.URL, "client-key", "client-secret", "main", client.WithHTTPClient(hc))}
+}
+
+// validating checks every answer against the OpenAPI document.
+type validating struct {
+	t    *testing.T
+	v    *openapitest.Validator
+	next http.RoundTripper
+}
+
+func (vt validating) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := vt.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	vt.v.Check(vt.t, req, resp, b)
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return resp, nil
 }
 
 // reply is an answer of the gateway.
