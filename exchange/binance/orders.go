@@ -625,7 +625,7 @@ func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req 
 	default:
 		return exgate.Order{}, exgate.ParamError("clientOrderId", "an order is canceled by its client order id")
 	}
-	q := exgate.OrderQuery{Symbol: req.Symbol, ClientOrderID: req.ClientOrderID, ExchangeOrderID: req.ExchangeOrderID}
+	q := exgate.OrderQuery(req)
 	body, err := e.c.do(ctx, request{ep: epCancelOrder, params: p, cred: &cred})
 	if err != nil {
 		ae, ok := errors.AsType[*apiError](err)
