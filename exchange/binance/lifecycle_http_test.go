@@ -260,6 +260,33 @@ func TestLifecycleThroughTheAPI(t *testing.T) {
 		t.Errorf("the minimum is not in %s", r.body)
 	}
 
+	// Bad input gets a problem and reaches nothing.
+	requests = g.fake.Requests("/api/v3/order")
+	for _, tc := range []struct {
+		kv    []string
+		code  exgate.Code
+		param string
+	}{
+		{[]string{"asset1", "BTC", "asset2", "USDT", "side", "BUY", "quantity", "0.01"}, exgate.CodeInvalidParameter, "price"},
+		{[]string{"asset1", "BTC", "asset2", "USDT", "side", "BUY", "quantity", "0.01", "price", "0"}, exgate.CodeInvalidParameter, "price"},
+		{[]string{"asset1", "BTC", "asset2", "USDT", "side", "BUY", "quantity", "0.01", "price", "-5"}, exgate.CodeInvalidParameter, "price"},
+		{[]string{"asset1", "BTC", "asset2", "USDT", "side", "BUY", "quantity", "0.01", "price", away.String(), "timeInForce", "IOC", "postOnly", "true"}, exgate.CodeInvalidParameter, "postOnly"},
+		{[]string{"asset1", "BTC", "asset2", "ETH", "side", "BUY", "quantity", "0.01", "price", "30"}, exgate.CodeUnknownSymbol, ""},
+	} {
+		r := g.call("POST", "/v1/order/limit", tc.kv...)
+		var p struct {
+			Code  exgate.Code `json:"code"`
+			Param string      `json:"param"`
+		}
+		_ = json.Unmarshal(r.body, &p)
+		if p.Code != tc.code || (tc.param != "" && p.Param != tc.param) {
+			t.Errorf("%v: %d %s, want %s naming %q", tc.kv, r.status, r.body, tc.code, tc.param)
+		}
+	}
+	if g.fake.Requests("/api/v3/order") != requests {
+		t.Error("bad input reached Binance")
+	}
+
 	// test: true goes to POST /api/v3/order/test and places nothing.
 	tl := decode[exgate.Order](t, g.limit("BUY", "0.01", cross, "test", "true", "clientOrderId", "test-1"))
 	tm := decode[exgate.Order](t, g.call("POST", "/v1/order/market", "asset1", "BTC", "asset2", "USDT", "side", "BUY", "quantity", "100", "quantityIn", "USDT", "test", "true"))
