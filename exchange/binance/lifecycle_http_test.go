@@ -347,6 +347,17 @@ func TestOutsideOrdersAndMakerFillsThroughTheAPI(t *testing.T) {
 // 0.1 ETH on ETHBTC, answered as a BUY of BTC/ETH.
 func TestInvertedExampleThroughTheAPI(t *testing.T) {
 	g := newAPIGateway(t)
+	// As a test order first: Binance's order/test gets the same SELL.
+	tst := decode[exgate.Order](t, g.call("POST", "/v1/order/market", "asset1", "BTC", "asset2", "ETH", "side", "BUY", "quantity", "0.1", "quantityIn", "ETH", "test", "true"))
+	if tst.Status != exgate.OrderTest || tst.Side != exgate.SideBuy || tst.Asset1 != "BTC" {
+		t.Errorf("test answer %+v, want a TEST BUY of BTC/ETH", tst)
+	}
+	if p := g.fake.LastParams("POST", "/api/v3/order/test"); p.Get("symbol") != "ETHBTC" || p.Get("side") != "SELL" || p.Get("quantity") != "0.1" {
+		t.Errorf("order/test got %v, want SELL 0.1 ETH on ETHBTC", p)
+	}
+	if g.fake.OrderCount(fakeKey) != 0 {
+		t.Fatal("the test order placed an order")
+	}
 	o := decode[exgate.Order](t, g.call("POST", "/v1/order/market", "asset1", "BTC", "asset2", "ETH", "side", "BUY", "quantity", "0.1", "quantityIn", "ETH"))
 	if o.Side != exgate.SideBuy || o.Asset1 != "BTC" || o.Asset2 != "ETH" || o.Status != exgate.OrderFilled {
 		t.Errorf("answer %+v, want a FILLED BUY of BTC/ETH", o)
