@@ -1,7 +1,9 @@
 package binance
 
 import (
+	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,4 +177,38 @@ func TestRecentWithdrawals(t *testing.T) {
 	if none, err := e.ex.RecentWithdrawals(ctx, e.cred, exgate.WithdrawalFilter{Asset: "USDT", Status: exgate.TransferFailed}); err != nil || len(none) != 0 {
 		t.Errorf("failed withdrawals %+v %v", none, err)
 	}
+}
+
+// BenchmarkLimitRoundTrip places a resting GTC order and cancels it,
+// adapter to fake over loopback: the exchange side of POST /v1/order/limit
+// and POST /v1/order/cancel.
+func BenchmarkLimitRoundTrip(b *testing.B) {
+	e := newEnv(b, func(o *Options) { o.Limiter = noLimit{} })
+	e.fake.SetBalance(testKey, "USDT", "1000000000")
+	ctx := b.Context()
+	i := 0
+	for b.Loop() {
+		i++
+		id := "bench" + strconv.Itoa(i)
+		req := exgate.LimitOrderRequest{Symbol: btcusdt, Side: exgate.SideBuy, Quantity: decimal.RequireFromString("0.01"),
+			Price: decimal.RequireFromString("40000"), TimeInForce: exgate.GTC, ClientOrderID: id}
+		if _, err := e.ex.PlaceLimitOrder(ctx, e.cred, req); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.ex.CancelOrder(ctx, e.cred, exgate.CancelRequest{Symbol: btcusdt, ClientOrderID: id}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// noLimit is a limiter that never waits: the benchmark measures the calls,
+// not Binance's budgets.
+type noLimit struct{}
+
+func (noLimit) Reserve(context.Context, string, int, exgate.RateLimit) (time.Duration, error) {
+	return 0, nil
+}
+func (noLimit) Pause(context.Context, string, time.Time) error { return nil }
+func (noLimit) PausedUntil(context.Context, string) (time.Time, error) {
+	return time.Time{}, nil
 }
