@@ -101,3 +101,5 @@ func New(opts Options) *Exchange {
 
 // Name returns "binance".
 func (e *Exchange) Name() string { return exgate.ExchangeBinance }
+
+var _ exgate.OrderManager = (*Exchange)(nil)

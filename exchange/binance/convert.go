@@ -161,14 +161,25 @@ type endpoint struct {
 // "Request Weight(UID)"). POST /api/v3/order costs 0 when it succeeds since
 // 2026-04-02 (CHANGELOG.md); it is reserved at its failure weight of 1.
 var (
-	epTime          = endpoint{name: "time", method: http.MethodGet, path: "/api/v3/time", budget: budgetWeight, weight: 1}
-	epExchangeInfo  = endpoint{name: "exchangeInfo", method: http.MethodGet, path: "/api/v3/exchangeInfo", budget: budgetWeight, weight: 20}
-	epKlines        = endpoint{name: "klines", method: http.MethodGet, path: "/api/v3/klines", budget: budgetWeight, weight: 2}
-	epDepth         = endpoint{name: "depth", method: http.MethodGet, path: "/api/v3/depth", budget: budgetWeight, weight: 5} // weight by limit: depthWeight
-	epAccount       = endpoint{name: "account", method: http.MethodGet, path: "/api/v3/account", signed: true, budget: budgetWeight, weight: 20}
-	epNewOrder      = endpoint{name: "newOrder", method: http.MethodPost, path: "/api/v3/order", signed: true, budget: budgetWeight, weight: 1, write: true, order: true}
-	epQueryOrder    = endpoint{name: "queryOrder", method: http.MethodGet, path: "/api/v3/order", signed: true, budget: budgetWeight, weight: 4}
-	epMyTrades      = endpoint{name: "myTrades", method: http.MethodGet, path: "/api/v3/myTrades", signed: true, budget: budgetWeight, weight: 5} // with orderId
+	epTime         = endpoint{name: "time", method: http.MethodGet, path: "/api/v3/time", budget: budgetWeight, weight: 1}
+	epExchangeInfo = endpoint{name: "exchangeInfo", method: http.MethodGet, path: "/api/v3/exchangeInfo", budget: budgetWeight, weight: 20}
+	epKlines       = endpoint{name: "klines", method: http.MethodGet, path: "/api/v3/klines", budget: budgetWeight, weight: 2}
+	epDepth        = endpoint{name: "depth", method: http.MethodGet, path: "/api/v3/depth", budget: budgetWeight, weight: 5} // weight by limit: depthWeight
+	epAccount      = endpoint{name: "account", method: http.MethodGet, path: "/api/v3/account", signed: true, budget: budgetWeight, weight: 20}
+	epNewOrder     = endpoint{name: "newOrder", method: http.MethodPost, path: "/api/v3/order", signed: true, budget: budgetWeight, weight: 1, write: true, order: true}
+	epQueryOrder   = endpoint{name: "queryOrder", method: http.MethodGet, path: "/api/v3/order", signed: true, budget: budgetWeight, weight: 4}
+	epMyTrades     = endpoint{name: "myTrades", method: http.MethodGet, path: "/api/v3/myTrades", signed: true, budget: budgetWeight, weight: 5}  // with orderId
+	epMyTradesAll  = endpoint{name: "myTrades", method: http.MethodGet, path: "/api/v3/myTrades", signed: true, budget: budgetWeight, weight: 20} // without orderId
+	// POST /api/v3/order/test changes nothing, so it is a read: retried
+	// like one. Weight 1 (20 with computeCommissionRates, not sent).
+	epTestOrder = endpoint{name: "testOrder", method: http.MethodPost, path: "/api/v3/order/test", signed: true, budget: budgetWeight, weight: 1}
+	// DELETE /api/v3/order costs 0 when it succeeds since 2026-04-02
+	// (CHANGELOG.md); reserved at its failure weight of 1. Not counted
+	// against ORDERS (only new orders are).
+	epCancelOrder = endpoint{name: "cancelOrder", method: http.MethodDelete, path: "/api/v3/order", signed: true, budget: budgetWeight, weight: 1, write: true}
+	// GET /api/v3/openOrders: 6 with symbol, 80 without (set per call).
+	epOpenOrders    = endpoint{name: "openOrders", method: http.MethodGet, path: "/api/v3/openOrders", signed: true, budget: budgetWeight, weight: 6}
+	epAllOrders     = endpoint{name: "allOrders", method: http.MethodGet, path: "/api/v3/allOrders", signed: true, budget: budgetWeight, weight: 20}
 	epDepositHist   = endpoint{name: "depositHistory", method: http.MethodGet, path: "/sapi/v1/capital/deposit/hisrec", signed: true, budget: budgetSapiIP, weight: 1}
 	epDepositAddr   = endpoint{name: "depositAddress", method: http.MethodGet, path: "/sapi/v1/capital/deposit/address", signed: true, budget: budgetSapiIP, weight: 10}
 	epCoinConfig    = endpoint{name: "coinConfig", method: http.MethodGet, path: "/sapi/v1/capital/config/getall", signed: true, budget: budgetSapiIP, weight: 10}
@@ -216,6 +227,35 @@ func networkToBinance(n string) string {
 // input conveniences only).
 func networkFromBinance(n string) string { return exgate.NormalizeAsset(n) }
 
+// timesInForce maps the gateway's times in force to Binance's, which
+// spell them the same way. LIMIT_MAKER (postOnly) takes none.
+// Source: binance-spot-api-docs enums.md, "Time in force (timeInForce)":
+// GTC "Good Til Canceled", IOC "Immediate Or Cancel" (fill what can be
+// filled, the rest expires), FOK "Fill or Kill" (expires unfilled unless
+// it fills completely).
+var timesInForce = map[exgate.TimeInForce]string{
+	exgate.GTC: "GTC",
+	exgate.IOC: "IOC",
+	exgate.FOK: "FOK",
+}
+
+// timesInForceFrom maps Binance's times in force back.
+var timesInForceFrom = map[string]exgate.TimeInForce{
+	"GTC": exgate.GTC,
+	"IOC": exgate.IOC,
+	"FOK": exgate.FOK,
+}
+
+// cancelRefused lists the codes of a cancel Binance refused without
+// canceling: the order is read to tell an unknown order from one that
+// ended first. Source: errors.md, -2011 CANCEL_REJECTED ("Unknown order
+// sent.", also for an order already filled, canceled or expired;
+// "Order was not canceled due to cancel restrictions.") and -2013.
+var cancelRefused = map[int]bool{
+	codeCancelRejected: true,
+	codeNoSuchOrder:    true,
+}
+
 // Binance error codes the adapter branches on.
 // Source: binance-spot-api-docs errors.md.
 const (
@@ -234,6 +274,7 @@ const (
 	codeBadInterval     = -1120
 	codeBadSymbol       = -1121
 	codeOrderRejected   = -2010
+	codeCancelRejected  = -2011
 	codeNoSuchOrder     = -2013
 	codeBadAPIKeyFormat = -2014
 	codeRejectedKey     = -2015
@@ -290,6 +331,21 @@ var errorParams = map[int]string{
 	-4008:           "tag",
 }
 
+// rejectMessages are the -2010 NEW_ORDER_REJECTED reasons the adapter
+// tells apart, by a lower-case part of the message. Source: errors.md,
+// "Messages for -1010 ERROR_MSG_RECEIVED, -2010 NEW_ORDER_REJECTED, and
+// -2011 CANCEL_REJECTED". "Order would immediately match and take." is
+// the answer to a LIMIT_MAKER (postOnly) order that would trade.
+var rejectMessages = []struct {
+	text string
+	code exgate.Code
+}{
+	{"insufficient balance", exgate.CodeInsufficientFunds},
+	{"order would immediately match and take", exgate.CodeOrderRejected},
+	{"duplicate order sent", exgate.CodeOrderRejected},
+	{"market is closed", exgate.CodeOrderRejected},
+}
+
 // refineByMessage sharpens the code of -2010 and -1013 answers, whose
 // messages carry the engine's reason. Source: errors.md "Messages for
 // -1010 ERROR_MSG_RECEIVED, -2010 NEW_ORDER_REJECTED" and filters.md.
@@ -297,11 +353,13 @@ func refineByMessage(code int, msg string) (exgate.Code, bool) {
 	m := strings.ToLower(msg)
 	switch code {
 	case codeOrderRejected:
-		if strings.Contains(m, "insufficient balance") {
-			return exgate.CodeInsufficientFunds, true
+		for _, r := range rejectMessages {
+			if strings.Contains(m, r.text) {
+				return r.code, true
+			}
 		}
 	case codeInvalidMessage:
-		if strings.Contains(m, "min_notional") {
+		if strings.Contains(m, "min_notional") || strings.Contains(m, "filter failure: notional") {
 			return exgate.CodeQuantityTooSmall, true
 		}
 	}

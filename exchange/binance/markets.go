@@ -2,10 +2,12 @@ package binance
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -39,13 +41,26 @@ type market struct {
 	minNotional decimal.Decimal
 	applyMin    bool
 	notionalBy  string // the filter the minimum comes from
+
+	// Rules for LIMIT orders: PRICE_FILTER's tickSize, LOT_SIZE alone
+	// (MARKET_LOT_SIZE is for MARKET orders only) and the notional
+	// minimum whatever its apply-to-market flag (filters.md).
+	tick                  decimal.Decimal
+	limitMin, limitMax    decimal.Decimal
+	limitNotional         decimal.Decimal
+	limitNotionalBy       string
+	orderTypes            []string
+	limitAllowed, makerOK bool
 }
 
 // marketSet is one load of exchangeInfo.
 type marketSet struct {
-	byPair  map[exgate.Symbol]*market
-	limits  rateLimits
-	fetched time.Time
+	byPair map[exgate.Symbol]*market
+	// bySymbol finds a market by Binance's symbol (BTCUSDT), for answers
+	// that name only that.
+	bySymbol map[string]*market
+	limits   rateLimits
+	fetched  time.Time
 }
 
 // markets caches exchangeInfo for all requests: loaded on first use,
@@ -230,6 +245,7 @@ type filterJSON struct {
 	MaxQty           string `json:"maxQty"`
 	StepSize         string `json:"stepSize"`
 	MinNotional      string `json:"minNotional"`
+	TickSize         string `json:"tickSize"`
 	ApplyToMarket    *bool  `json:"applyToMarket"`
 	ApplyMinToMarket *bool  `json:"applyMinToMarket"`
 }
@@ -242,7 +258,7 @@ func parseExchangeInfo(body []byte) (*marketSet, error) {
 	if err := json.Unmarshal(body, &info); err != nil {
 		return nil, fmt.Errorf("exchangeInfo: %w", err)
 	}
-	set := &marketSet{byPair: make(map[exgate.Symbol]*market, len(info.Symbols)), limits: defaultLimitSet}
+	set := &marketSet{byPair: make(map[exgate.Symbol]*market, len(info.Symbols)), bySymbol: make(map[string]*market, len(info.Symbols)), limits: defaultLimitSet}
 	var ordersSet bool
 	for _, rl := range info.RateLimits {
 		unit, ok := intervalUnits[rl.Interval]
@@ -273,15 +289,22 @@ func parseExchangeInfo(body []byte) (*marketSet, error) {
 			quotePrecision:    s.QuoteAssetPrecision,
 			quoteOrderAllowed: s.QuoteOrderQtyMarketAllowed,
 		}
+		mk.orderTypes = s.OrderTypes
 		for _, t := range s.OrderTypes {
-			if t == "MARKET" {
+			switch t {
+			case "MARKET":
 				mk.marketAllowed = true
+			case "LIMIT":
+				mk.limitAllowed = true
+			case "LIMIT_MAKER":
+				mk.makerOK = true
 			}
 		}
 		if err := mk.applyFilters(s.Filters); err != nil {
 			return nil, fmt.Errorf("exchangeInfo: %s: %w", s.Symbol, err)
 		}
 		set.byPair[mk.pair] = mk
+		set.bySymbol[mk.symbol] = mk
 	}
 	return set, nil
 }
@@ -300,7 +323,7 @@ func (mk *market) applyFilters(fs []filterJSON) error {
 				return fmt.Errorf("%s: %w", f.FilterType, err)
 			}
 			if f.FilterType == "LOT_SIZE" {
-				mk.lotStep = step
+				mk.lotStep, mk.limitMin, mk.limitMax = step, minQty, maxQty
 			} else {
 				mk.mktStep = step
 			}
@@ -310,10 +333,19 @@ func (mk *market) applyFilters(fs []filterJSON) error {
 			if maxQty.IsPositive() && (mk.maxQty.IsZero() || maxQty.LessThan(mk.maxQty)) {
 				mk.maxQty = maxQty
 			}
+		case "PRICE_FILTER":
+			tick, err := optDecimal(f.TickSize)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.FilterType, err)
+			}
+			mk.tick = tick
 		case "MIN_NOTIONAL", "NOTIONAL":
 			n, err := optDecimal(f.MinNotional)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.FilterType, err)
+			}
+			if n.GreaterThan(mk.limitNotional) {
+				mk.limitNotional, mk.limitNotionalBy = n, f.FilterType
 			}
 			apply := f.ApplyToMarket
 			if f.FilterType == "NOTIONAL" {
@@ -364,4 +396,51 @@ func roundDownStep(q, step decimal.Decimal) decimal.Decimal {
 	}
 	n, _ := q.QuoRem(step, 0) // exact integer quotient, truncated
 	return n.Mul(step)
+}
+
+// Symbols lists the markets of exchangeInfo (cached, see markets): the
+// steps are PRICE_FILTER tickSize and LOT_SIZE stepSize, the minimums
+// LOT_SIZE minQty and the NOTIONAL (or MIN_NOTIONAL) minNotional a LIMIT
+// order must meet. A symbol in any status but TRADING (BREAK, HALT,
+// END_OF_DAY, CANCEL_ONLY; enums.md "Symbol status") is HALTED.
+func (e *Exchange) Symbols(ctx context.Context, cred exgate.Credential, f exgate.SymbolFilter) ([]exgate.SymbolInfo, error) {
+	set, err := e.markets.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []exgate.SymbolInfo{}
+	if (f.Symbol != exgate.Symbol{}) {
+		if mk, ok := set.byPair[f.Symbol]; ok {
+			out = append(out, mk.info())
+		}
+		return out, nil
+	}
+	for _, mk := range set.byPair {
+		out = append(out, mk.info())
+	}
+	slices.SortFunc(out, func(a, b exgate.SymbolInfo) int {
+		return cmp.Or(cmp.Compare(a.Asset1, b.Asset1), cmp.Compare(a.Asset2, b.Asset2))
+	})
+	return out, nil
+}
+
+// info is the market as GET /v1/market/symbols shows it.
+func (mk *market) info() exgate.SymbolInfo {
+	status := exgate.SymbolHalted
+	if mk.status == "TRADING" {
+		status = exgate.SymbolTrading
+	}
+	types := []string{}
+	if mk.marketAllowed {
+		types = append(types, exgate.OrderTypeMarket)
+	}
+	if mk.limitAllowed {
+		types = append(types, exgate.OrderTypeLimit)
+	}
+	return exgate.SymbolInfo{
+		Asset1: mk.pair.Base, Asset2: mk.pair.Quote, Status: status,
+		QuantityStep: mk.lotStep.String(), PriceStep: mk.tick.String(),
+		MinQuantity: mk.limitMin.String(), MinNotional: mk.limitNotional.String(),
+		OrderTypes: types,
+	}
 }

@@ -1,11 +1,13 @@
 package binance
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/shopspring/decimal"
@@ -213,10 +215,6 @@ func (e *Exchange) QueryOrder(ctx context.Context, cred exgate.Credential, q exg
 	if err != nil {
 		return exgate.Order{}, badAnswer(epQueryOrder, err)
 	}
-	qty, in := o.OrigQty.Decimal, exgate.InBase
-	if o.OrigQuoteOrderQty.IsPositive() {
-		qty, in = o.OrigQuoteOrderQty.Decimal, exgate.InQuote
-	}
 	id := q.ClientOrderID
 	if id == "" {
 		id = o.ClientOrderID
@@ -224,16 +222,7 @@ func (e *Exchange) QueryOrder(ctx context.Context, cred exgate.Credential, q exg
 	if o.ExecutedQty.IsPositive() && len(o.Fills) == 0 {
 		o.Fills = e.tradeFills(ctx, cred, mk, o.OrderID)
 	}
-	out := e.normalizeOrder(ctx, mk, o, id, qty, in)
-	out.OpenAt = o.Time
-	if out.OpenAt == 0 {
-		out.OpenAt = o.WorkingTime
-	}
-	out.CloseAt = out.OpenAt
-	if out.Status.Final() && o.UpdateTime >= out.OpenAt {
-		out.CloseAt = o.UpdateTime
-	}
-	return out, nil
+	return e.orderOf(ctx, mk, o, id), nil
 }
 
 func orderName(q exgate.OrderQuery) string {
@@ -363,6 +352,8 @@ type orderJSON struct {
 	Status              string       `json:"status"`
 	Type                string       `json:"type"`
 	Side                string       `json:"side"`
+	Price               rest.Decimal `json:"price"`
+	TimeInForce         string       `json:"timeInForce"`
 	Fills               []fillJSON   `json:"fills"`
 }
 
@@ -416,4 +407,427 @@ func parseTrades(body []byte, orderID int64) ([]fillJSON, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkLimit checks a limit order against its market before anything is
+// sent: the price on PRICE_FILTER's tickSize (never moved), the quantity
+// rounded down to LOT_SIZE's stepSize and at least its minQty, and the
+// order's value at its price at least the NOTIONAL (or MIN_NOTIONAL)
+// minimum, which applies to every LIMIT order whatever its apply-to-market
+// flag (filters.md). It returns the market and the rounded quantity.
+func (e *Exchange) checkLimit(ctx context.Context, req exgate.LimitOrderRequest) (*market, decimal.Decimal, error) {
+	if !validClientID(req.ClientOrderID, false) {
+		return nil, decimal.Zero, exgate.ParamError("clientOrderId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client order id")
+	}
+	if err := req.Validate(); err != nil {
+		return nil, decimal.Zero, err
+	}
+	mk, err := e.markets.lookup(ctx, req.Symbol)
+	if err != nil {
+		return nil, decimal.Zero, err
+	}
+	if mk.status != "TRADING" {
+		return nil, decimal.Zero, exgate.Errorf(exgate.CodeOrderRejected, "%s is not trading on binance (status %s)", mk.pair, mk.status)
+	}
+	typ := limitType(req)
+	if (typ == "LIMIT" && !mk.limitAllowed) || (typ == "LIMIT_MAKER" && !mk.makerOK) {
+		return nil, decimal.Zero, exgate.Errorf(exgate.CodeOrderRejected, "binance takes no %s orders on %s", typ, mk.pair)
+	}
+	if err := exgate.CheckPrice(req.Price, mk.tick); err != nil {
+		return nil, decimal.Zero, err
+	}
+	q := roundDownStep(req.Quantity, mk.lotStep)
+	if !q.IsPositive() || q.LessThan(mk.limitMin) {
+		return nil, decimal.Zero, exgate.Errorf(exgate.CodeQuantityTooSmall,
+			"quantity %s %s rounds down to %s at step %s, under binance's minimum %s %s for %s (LOT_SIZE minQty)",
+			req.Quantity, mk.pair.Base, q, mk.lotStep, mk.limitMin, mk.pair.Base, mk.pair)
+	}
+	if mk.limitMax.IsPositive() && q.GreaterThan(mk.limitMax) {
+		return nil, decimal.Zero, exgate.Errorf(exgate.CodeOrderRejected, "quantity %s %s is over binance's maximum %s %s for %s (LOT_SIZE maxQty)", q, mk.pair.Base, mk.limitMax, mk.pair.Base, mk.pair)
+	}
+	if v := q.Mul(req.Price); v.LessThan(mk.limitNotional) {
+		return nil, decimal.Zero, exgate.Errorf(exgate.CodeQuantityTooSmall,
+			"%s %s at %s is worth %s %s, under binance's minimum order value %s %s for %s (%s minNotional)",
+			q, mk.pair.Base, req.Price, v, mk.pair.Quote, mk.limitNotional, mk.pair.Quote, mk.pair, mk.limitNotionalBy)
+	}
+	return mk, q, nil
+}
+
+// limitType is Binance's order type for a limit order: LIMIT_MAKER for
+// postOnly, which Binance refuses with -2010 "Order would immediately
+// match and take." instead of trading (rest-api.md, "New order").
+func limitType(req exgate.LimitOrderRequest) string {
+	if req.PostOnly {
+		return "LIMIT_MAKER"
+	}
+	return "LIMIT"
+}
+
+// limitParams are POST /api/v3/order's parameters for a checked limit
+// order. LIMIT_MAKER takes no timeInForce (it works until canceled).
+func limitParams(mk *market, req exgate.LimitOrderRequest, q decimal.Decimal) rest.Params {
+	var p rest.Params
+	p.Add("symbol", mk.symbol)
+	p.Add("side", string(req.Side))
+	p.Add("type", limitType(req))
+	if !req.PostOnly {
+		p.Add("timeInForce", timesInForce[req.TimeInForce])
+	}
+	p.Add("quantity", q.String())
+	p.Add("price", req.Price.String())
+	if req.ClientOrderID != "" {
+		p.Add("newClientOrderId", req.ClientOrderID)
+	}
+	return p
+}
+
+// validClientID reports whether id is a client order id Binance takes; an
+// empty one only when not required (a test order without one).
+func validClientID(id string, required bool) bool {
+	return (id == "" && !required) || clientIDPattern.MatchString(id)
+}
+
+// PlaceLimitOrder sends one LIMIT order (GTC, IOC or FOK) or, for
+// postOnly, one LIMIT_MAKER order with newClientOrderId = the gateway's
+// id and newOrderRespType=FULL, after checkLimit. It is never retried: an
+// unknown outcome is EXCHANGE_TIMEOUT and the journal reads the order.
+func (e *Exchange) PlaceLimitOrder(ctx context.Context, cred exgate.Credential, req exgate.LimitOrderRequest) (exgate.Order, error) {
+	if !validClientID(req.ClientOrderID, true) {
+		return exgate.Order{}, exgate.ParamError("clientOrderId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client order id")
+	}
+	mk, q, err := e.checkLimit(ctx, req)
+	if err != nil {
+		return exgate.Order{}, err
+	}
+	p := limitParams(mk, req, q)
+	p.Add("newOrderRespType", "FULL")
+	body, err := e.c.do(ctx, request{ep: epNewOrder, params: p, cred: &cred})
+	if err != nil {
+		e.log.WarnContext(ctx, "binance limit order not placed", "clientOrderId", req.ClientOrderID, "symbol", mk.symbol, "err", err)
+		return exgate.Order{}, err
+	}
+	o, err := parseOrder(body)
+	if err != nil {
+		e.log.ErrorContext(ctx, "binance order answer unreadable", "clientOrderId", req.ClientOrderID, "err", err)
+		return exgate.Order{}, badAnswer(epNewOrder, err)
+	}
+	out := e.orderOf(ctx, mk, o, req.ClientOrderID)
+	out.OpenAt = cmp.Or(o.TransactTime, o.WorkingTime)
+	out.CloseAt = out.OpenAt
+	e.log.InfoContext(ctx, "binance limit order placed", "clientOrderId", req.ClientOrderID, "orderId", o.OrderID, "status", o.Status)
+	return out, nil
+}
+
+// orderOf builds the gateway's order from one of Binance's order
+// answers, market or limit, under the client order id id.
+func (e *Exchange) orderOf(ctx context.Context, mk *market, o orderJSON, id string) exgate.Order {
+	qty, in := o.OrigQty.Decimal, exgate.InBase
+	if o.OrigQuoteOrderQty.IsPositive() {
+		qty, in = o.OrigQuoteOrderQty.Decimal, exgate.InQuote
+	}
+	out := e.normalizeOrder(ctx, mk, o, id, qty, in)
+	if o.Type == "LIMIT" || o.Type == "LIMIT_MAKER" {
+		out.Type = exgate.OrderTypeLimit
+		out.Price = exgate.NumberPtr(o.Price.Decimal)
+		out.PostOnly = o.Type == "LIMIT_MAKER"
+		out.TimeInForce = exgate.GTC
+		if t, ok := timesInForceFrom[o.TimeInForce]; ok && !out.PostOnly {
+			out.TimeInForce = t
+		}
+	}
+	out.OpenAt = cmp.Or(o.Time, o.TransactTime, o.WorkingTime)
+	out.CloseAt = out.OpenAt
+	if out.Status.Final() && o.UpdateTime >= out.OpenAt {
+		out.CloseAt = o.UpdateTime
+	}
+	return out
+}
+
+// TestOrder checks a limit or market order as PlaceLimitOrder and
+// PlaceMarketOrder would and sends it to POST /api/v3/order/test, which
+// validates it and places nothing (rest-api.md, "Test new order"). The
+// answer is the order as it would be sent, status TEST.
+func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req exgate.TestOrderRequest) (exgate.Order, error) {
+	now := e.c.Now().UnixMilli()
+	switch {
+	case req.Limit != nil:
+		r := *req.Limit
+		mk, q, err := e.checkLimit(ctx, r)
+		if err != nil {
+			return exgate.Order{}, err
+		}
+		if _, err := e.c.do(ctx, request{ep: epTestOrder, params: limitParams(mk, r, q), cred: &cred}); err != nil {
+			return exgate.Order{}, err
+		}
+		return exgate.Order{ID: r.ClientOrderID, Asset1: mk.pair.Base, Asset2: mk.pair.Quote, Status: exgate.OrderTest,
+			Type: exgate.OrderTypeLimit, Side: r.Side, Quantity: exgate.NewNumber(q), QuantityIn: mk.pair.Base,
+			Price: exgate.NumberPtr(r.Price), TimeInForce: r.TimeInForce, PostOnly: r.PostOnly,
+			OpenAt: now, CloseAt: now, Exchange: exgate.ExchangeBinance, ClientOrderID: r.ClientOrderID}, nil
+	case req.Market != nil:
+		r := *req.Market
+		if !validClientID(r.ClientOrderID, false) {
+			return exgate.Order{}, exgate.ParamError("clientOrderId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client order id")
+		}
+		if err := rest.CheckOrder(r); err != nil {
+			return exgate.Order{}, err
+		}
+		mk, err := e.markets.lookup(ctx, r.Symbol)
+		if err != nil {
+			return exgate.Order{}, err
+		}
+		if mk.status != "TRADING" || !mk.marketAllowed {
+			return exgate.Order{}, exgate.Errorf(exgate.CodeOrderRejected, "binance takes no MARKET orders on %s (status %s)", mk.pair, mk.status)
+		}
+		plan, err := e.plan(ctx, cred, mk, r)
+		if err != nil {
+			return exgate.Order{}, err
+		}
+		var p rest.Params
+		p.Add("symbol", mk.symbol)
+		p.Add("side", string(r.Side))
+		p.Add("type", "MARKET")
+		p.Add(plan.param, plan.qty.String())
+		if r.ClientOrderID != "" {
+			p.Add("newClientOrderId", r.ClientOrderID)
+		}
+		if _, err := e.c.do(ctx, request{ep: epTestOrder, params: p, cred: &cred}); err != nil {
+			return exgate.Order{}, err
+		}
+		return exgate.Order{ID: r.ClientOrderID, Asset1: mk.pair.Base, Asset2: mk.pair.Quote, Status: exgate.OrderTest,
+			Type: exgate.OrderTypeMarket, Side: r.Side, Quantity: exgate.NewNumber(plan.report), QuantityIn: plan.reportIn.Asset(mk.pair),
+			OpenAt: now, CloseAt: now, Exchange: exgate.ExchangeBinance, ClientOrderID: r.ClientOrderID}, nil
+	}
+	return exgate.Order{}, exgate.ParamError("type", "a test order is a market or a limit order")
+}
+
+// CancelOrder cancels an open order with DELETE /api/v3/order by
+// origClientOrderId (by orderId only for an order placed outside the
+// gateway that has no client id). A client order id names one open order
+// (Binance refuses a second open order with the same id), so the cancel
+// cannot hit another order. Binance answers -2011 "Unknown order sent."
+// both for an order it does not know and for one already final
+// (errors.md); the order is then read: final, it is returned as it ended
+// (FILLED, EXPIRED, CANCELED); unknown, the error wraps exgate.ErrNotFound.
+// A cancel whose outcome is unknown (timeout, 5xx, reset) is
+// EXCHANGE_TIMEOUT; the journal reads the order then.
+func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req exgate.CancelRequest) (exgate.Order, error) {
+	mk, err := e.markets.lookup(ctx, req.Symbol)
+	if err != nil {
+		return exgate.Order{}, err
+	}
+	var p rest.Params
+	p.Add("symbol", mk.symbol)
+	switch {
+	case req.ClientOrderID != "":
+		p.Add("origClientOrderId", req.ClientOrderID)
+	case req.ExchangeOrderID != "":
+		p.Add("orderId", req.ExchangeOrderID)
+	default:
+		return exgate.Order{}, exgate.ParamError("clientOrderId", "an order is canceled by its client order id")
+	}
+	q := exgate.OrderQuery(req)
+	body, err := e.c.do(ctx, request{ep: epCancelOrder, params: p, cred: &cred})
+	if err != nil {
+		ae, ok := errors.AsType[*apiError](err)
+		if !ok || !cancelRefused[ae.code] {
+			return exgate.Order{}, err
+		}
+		o, qerr := e.QueryOrder(ctx, cred, q)
+		if qerr != nil {
+			return exgate.Order{}, qerr
+		}
+		if !o.Status.Final() {
+			// Still open after a refused cancel (cancelRestrictions,
+			// or a race with the engine): say so, do not pretend.
+			return exgate.Order{}, exgate.Errorf(exgate.CodeOrderRejected, "binance refused to cancel order %s (%s): %s", o.ClientOrderID, o.Status, ae.msg)
+		}
+		return o, nil
+	}
+	o, err := parseOrder(body)
+	if err != nil {
+		return exgate.Order{}, badAnswer(epCancelOrder, err)
+	}
+	var c struct {
+		OrigClientOrderID string `json:"origClientOrderId"`
+	}
+	if json.Unmarshal(body, &c) == nil && c.OrigClientOrderID != "" {
+		o.ClientOrderID = c.OrigClientOrderID // clientOrderId is the cancel's own id
+	}
+	// The cancel's answer has neither the order's time nor its fills:
+	// the order is read back for them, and reported from the answer when
+	// that read fails.
+	out, qerr := e.QueryOrder(ctx, cred, q)
+	if qerr != nil || out.Status != exgate.OrderCanceled {
+		out = e.orderOf(ctx, mk, o, cmp.Or(req.ClientOrderID, o.ClientOrderID))
+		out.OpenAt = cmp.Or(o.TransactTime, out.OpenAt)
+		out.CloseAt = out.OpenAt
+	}
+	e.log.InfoContext(ctx, "binance order canceled", "clientOrderId", out.ClientOrderID, "orderId", o.OrderID)
+	return out, nil
+}
+
+// OpenOrders reads GET /api/v3/openOrders, of one symbol (weight 6) or of
+// every symbol (weight 80), newest first. Orders placed outside the
+// gateway come with Binance's client order id, which the journal does not
+// know.
+func (e *Exchange) OpenOrders(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Order, error) {
+	var p rest.Params
+	r := request{ep: epOpenOrders, cred: &cred, weight: 80}
+	if (f.Symbol != exgate.Symbol{}) {
+		mk, err := e.markets.lookup(ctx, f.Symbol)
+		if err != nil {
+			return nil, err
+		}
+		p.Add("symbol", mk.symbol)
+		r.weight = 6
+	}
+	r.params = p
+	return e.orderList(ctx, r, 0)
+}
+
+// RecentOrders reads GET /api/v3/allOrders (oldest first, the most recent
+// limit of them) and answers newest first.
+func (e *Exchange) RecentOrders(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Order, error) {
+	mk, err := e.markets.lookup(ctx, f.Symbol)
+	if err != nil {
+		return nil, err
+	}
+	limit := historyLimit(f.Limit)
+	var p rest.Params
+	p.Add("symbol", mk.symbol)
+	p.Add("limit", strconv.Itoa(limit))
+	return e.orderList(ctx, request{ep: epAllOrders, params: p, cred: &cred}, limit)
+}
+
+func historyLimit(n int) int {
+	if n <= 0 {
+		return exgate.DefaultRecentLimit
+	}
+	return min(n, exgate.MaxRecentLimit)
+}
+
+// orderList reads an array of orders and returns them newest first, at
+// most limit (0: all).
+func (e *Exchange) orderList(ctx context.Context, r request, limit int) ([]exgate.Order, error) {
+	body, err := e.c.do(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, badAnswer(r.ep, fmt.Errorf("%s answer: %w", r.ep.name, err))
+	}
+	set, err := e.markets.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]exgate.Order, 0, len(raw))
+	for _, b := range raw {
+		o, err := parseOrder(b)
+		if err != nil {
+			return nil, badAnswer(r.ep, err)
+		}
+		mk := set.bySymbol[o.Symbol]
+		if mk == nil {
+			e.log.WarnContext(ctx, "binance order on a symbol not in exchangeInfo; left out", "symbol", o.Symbol, "orderId", o.OrderID)
+			continue
+		}
+		out = append(out, e.orderOf(ctx, mk, o, o.ClientOrderID))
+	}
+	// Binance lists oldest first; ties keep the exchange's order.
+	slices.Reverse(out)
+	slices.SortStableFunc(out, func(a, b exgate.Order) int { return cmp.Compare(b.OpenAt, a.OpenAt) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Fills reads GET /api/v3/myTrades (the most recent trades, weight 20)
+// and, for the client order ids the trades lack, GET /api/v3/allOrders
+// from the oldest trade's order on (weight 20). Newest first. isMaker is
+// the maker flag, commission and commissionAsset the fee.
+func (e *Exchange) Fills(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Fill, error) {
+	mk, err := e.markets.lookup(ctx, f.Symbol)
+	if err != nil {
+		return nil, err
+	}
+	limit := historyLimit(f.Limit)
+	var p rest.Params
+	p.Add("symbol", mk.symbol)
+	p.Add("limit", strconv.Itoa(limit))
+	body, err := e.c.do(ctx, request{ep: epMyTradesAll, params: p, cred: &cred})
+	if err != nil {
+		return nil, err
+	}
+	var trades []struct {
+		ID      int64 `json:"id"`
+		OrderID int64 `json:"orderId"`
+		fillJSON
+		QuoteQty rest.Decimal `json:"quoteQty"`
+		Time     int64        `json:"time"`
+		IsBuyer  bool         `json:"isBuyer"`
+		IsMaker  bool         `json:"isMaker"`
+	}
+	if err := json.Unmarshal(body, &trades); err != nil {
+		return nil, badAnswer(epMyTradesAll, fmt.Errorf("myTrades answer: %w", err))
+	}
+	out := make([]exgate.Fill, 0, len(trades))
+	if len(trades) == 0 {
+		return out, nil
+	}
+	first := trades[0].OrderID
+	for _, t := range trades {
+		first = min(first, t.OrderID)
+	}
+	clientIDs := e.clientIDs(ctx, cred, mk, first)
+	for _, t := range slices.Backward(trades) {
+		if t.Price.IsNegative() || t.Qty.IsNegative() || t.Commission.IsNegative() {
+			return nil, badAnswer(epMyTradesAll, fmt.Errorf("myTrades answer with a negative value"))
+		}
+		side := exgate.SideSell
+		if t.IsBuyer {
+			side = exgate.SideBuy
+		}
+		quote := t.QuoteQty.Decimal
+		if quote.IsZero() {
+			quote = t.Qty.Mul(t.Price.Decimal)
+		}
+		out = append(out, exgate.Fill{
+			ID: strconv.FormatInt(t.ID, 10), OrderID: strconv.FormatInt(t.OrderID, 10),
+			Asset1: mk.pair.Base, Asset2: mk.pair.Quote, Side: side,
+			Price: exgate.NewNumber(t.Price.Decimal), Quantity: exgate.NewNumber(t.Qty.Decimal), QuoteQuantity: exgate.NewNumber(quote),
+			Fee: exgate.NewNumber(t.Commission.Decimal), FeeIn: exgate.NormalizeAsset(t.CommissionAsset),
+			Maker: t.IsMaker, Timestamp: t.Time, ClientOrderID: clientIDs[t.OrderID],
+		})
+	}
+	return out, nil
+}
+
+// clientIDs maps the symbol's order ids from first on to their client
+// order ids. It is best effort: without it fills carry the exchange's
+// order id only.
+func (e *Exchange) clientIDs(ctx context.Context, cred exgate.Credential, mk *market, first int64) map[int64]string {
+	var p rest.Params
+	p.Add("symbol", mk.symbol)
+	p.Add("orderId", strconv.FormatInt(first, 10))
+	p.Add("limit", "1000")
+	body, err := e.c.do(ctx, request{ep: epAllOrders, params: p, cred: &cred})
+	if err != nil {
+		e.log.WarnContext(ctx, "binance orders of the fills not read; fills carry the exchange's order ids only", "err", err)
+		return nil
+	}
+	var orders []struct {
+		OrderID       int64  `json:"orderId"`
+		ClientOrderID string `json:"clientOrderId"`
+	}
+	if err := json.Unmarshal(body, &orders); err != nil {
+		e.log.WarnContext(ctx, "binance allOrders answer unreadable", "err", err)
+		return nil
+	}
+	out := make(map[int64]string, len(orders))
+	for _, o := range orders {
+		out[o.OrderID] = o.ClientOrderID
+	}
+	return out
 }

@@ -8,6 +8,8 @@
 // against recvWindow, parameter names, mandatory parameters and values,
 // symbol filters and balances. Market orders fill against a static,
 // deterministic order book (levels are not consumed) and move balances;
+// limit orders fill on the levels their price crosses and rest otherwise,
+// holding their funds, until canceled or filled with FillOrder (limit.go);
 // klines are a pure function of symbol, interval and time (unless
 // TickCurrentKline makes the current one change on every call). Static answers
 // (exchangeInfo, depth, klines of the current interval, account) are
@@ -113,6 +115,7 @@ type Server struct {
 	nextOrderID int64
 	nextTradeID int64
 	nextID      int64
+	cancels     map[string]int // client order id -> orders canceled
 }
 
 // New starts a fake on a loopback port. Close it when done.
@@ -571,6 +574,7 @@ func (s *Server) newRoutes() map[string]*route {
 		{method: http.MethodGet, path: "/sapi/v1/capital/withdraw/history", signed: true, sapi: "ip", weight: fixed(18000),
 			allowed: []string{"coin", "withdrawOrderId", "status", "offset", "limit", "idList", "startTime", "endTime"}, handle: s.handleWithdrawHistory},
 	}
+	routes = append(routes, s.lifecycleRoutes()...)
 	m := make(map[string]*route, len(routes))
 	for _, r := range routes {
 		m[r.method+" "+r.path] = r

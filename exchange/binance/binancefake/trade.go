@@ -31,20 +31,27 @@ type account struct {
 	ordersWin   [2]struct{ start, count int64 } // 10 s and 1 day order counts
 }
 
-// order is one market order the fake executed.
+// order is one order the fake took: a MARKET order, final at once, or a
+// LIMIT / LIMIT_MAKER order (limit.go), which may rest on the book.
 type order struct {
 	symbol, side, clientID, status string
-	id                             int64
-	origQty, origQuote             decimal.Decimal
-	executed, quote                decimal.Decimal
-	time                           int64
-	fills                          []fill
+	// typ is MARKET, LIMIT or LIMIT_MAKER; tif the timeInForce (GTC for
+	// MARKET and LIMIT_MAKER, as Binance reports them).
+	typ, tif           string
+	price              decimal.Decimal // zero for MARKET
+	id                 int64
+	origQty, origQuote decimal.Decimal
+	executed, quote    decimal.Decimal
+	time, updateTime   int64
+	fills              []fill
 }
 
 type fill struct {
 	price, qty, commission decimal.Decimal
 	commissionAsset        string
 	tradeID                int64
+	time                   int64
+	maker                  bool
 }
 
 // AddAccount registers an API key with its balances and a seeded deposit
@@ -219,7 +226,22 @@ func (m *market) lotFailure(q decimal.Decimal) string {
 	return ""
 }
 
-func (s *Server) handleNewOrder(c *call) response {
+func (s *Server) handleNewOrder(c *call) response { return s.newOrder(c, false) }
+
+// handleTestOrder is POST /api/v3/order/test: the order is checked as
+// POST /api/v3/order checks it and answered with {}; nothing reaches the
+// matching engine, so balances are not checked (rest-api.md, "Test new
+// order").
+func (s *Server) handleTestOrder(c *call) response {
+	if v := c.get("computeCommissionRates"); v != "" && v != "true" && v != "false" {
+		return illegal("computeCommissionRates", "true, false")
+	}
+	delete(c.params, "computeCommissionRates")
+	return s.newOrder(c, true)
+}
+
+// newOrder checks an order and, unless test, executes it.
+func (s *Server) newOrder(c *call, test bool) response {
 	a := c.account
 	if a.noTrade {
 		return apiErr(http.StatusUnauthorized, -2015, "Invalid API-key, IP, or permissions for action.")
@@ -235,6 +257,9 @@ func (s *Server) handleNewOrder(c *call) response {
 	typ := c.get("type")
 	if !slices.Contains(orderTypes, typ) {
 		return apiErr(http.StatusBadRequest, -1116, "Invalid orderType.")
+	}
+	if typ == "LIMIT" || typ == "LIMIT_MAKER" {
+		return s.newLimitOrder(c, m, side, typ, test)
 	}
 	if typ != "MARKET" {
 		return apiErr(http.StatusBadRequest, -1014, "Unsupported order combination.")
@@ -291,6 +316,9 @@ func (s *Server) handleNewOrder(c *call) response {
 		}
 		quoteQty = q
 	}
+	if test {
+		return ok([]byte("{}"))
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -315,7 +343,7 @@ func (s *Server) handleNewOrder(c *call) response {
 		return apiErr(http.StatusBadRequest, -2010, "Account has insufficient balance for requested action.")
 	}
 	o := &order{symbol: m.symbol, side: side, clientID: clientID, id: s.nextOrderID, origQty: qty, origQuote: quoteQty,
-		executed: executed, quote: cost, time: c.now.UnixMilli(), status: "FILLED"}
+		executed: executed, quote: cost, time: c.now.UnixMilli(), updateTime: c.now.UnixMilli(), status: "FILLED", typ: "MARKET", tif: "GTC"}
 	s.nextOrderID++
 	if expired {
 		o.status = "EXPIRED"
@@ -326,6 +354,7 @@ func (s *Server) handleNewOrder(c *call) response {
 	for i := range fills {
 		f := &fills[i]
 		f.tradeID = s.nextTradeID
+		f.time = c.now.UnixMilli()
 		s.nextTradeID++
 		if side == "BUY" {
 			f.commission, f.commissionAsset = f.qty.Mul(takerFee).Truncate(m.basePrec), m.base
@@ -423,9 +452,9 @@ func encodeOrderAnswer(o *order, respType string) []byte {
 	b.WriteString(`{"symbol":"` + o.symbol + `","orderId":` + strconv.FormatInt(o.id, 10) + `,"orderListId":-1,"clientOrderId":"` + o.clientID +
 		`","transactTime":` + strconv.FormatInt(o.time, 10))
 	if respType != "ACK" {
-		b.WriteString(`,"price":"0.00000000","origQty":"` + fixed(o.origQty) + `","executedQty":"` + fixed(o.executed) +
+		b.WriteString(`,"price":"` + fixed(o.price) + `","origQty":"` + fixed(o.origQty) + `","executedQty":"` + fixed(o.executed) +
 			`","origQuoteOrderQty":"` + fixed(o.origQuote) + `","cummulativeQuoteQty":"` + fixed(o.quote) + `","status":"` + o.status +
-			`","timeInForce":"GTC","type":"MARKET","side":"` + o.side + `","workingTime":` + strconv.FormatInt(o.time, 10) +
+			`","timeInForce":"` + o.tif + `","type":"` + o.typ + `","side":"` + o.side + `","workingTime":` + strconv.FormatInt(o.time, 10) +
 			`,"selfTradePreventionMode":"EXPIRE_MAKER"`)
 	}
 	if respType == "FULL" {
@@ -479,12 +508,7 @@ func (s *Server) handleQueryOrder(c *call) response {
 		}
 		return apiErr(http.StatusBadRequest, -2013, "Order does not exist.")
 	}
-	o := found
-	t := strconv.FormatInt(o.time, 10)
-	return ok([]byte(`{"symbol":"` + o.symbol + `","orderId":` + strconv.FormatInt(o.id, 10) + `,"orderListId":-1,"clientOrderId":"` + o.clientID +
-		`","price":"0.00000000","origQty":"` + fixed(o.origQty) + `","executedQty":"` + fixed(o.executed) + `","cummulativeQuoteQty":"` + fixed(o.quote) +
-		`","status":"` + o.status + `","timeInForce":"GTC","type":"MARKET","side":"` + o.side + `","stopPrice":"0.00000000","icebergQty":"0.00000000","time":` + t +
-		`,"updateTime":` + t + `,"isWorking":true,"workingTime":` + t + `,"origQuoteOrderQty":"` + fixed(o.origQuote) + `","selfTradePreventionMode":"EXPIRE_MAKER"}`))
+	return ok(encodeOrder(found))
 }
 
 func (s *Server) handleMyTrades(c *call) response {
@@ -510,26 +534,36 @@ func (s *Server) handleMyTrades(c *call) response {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var b strings.Builder
-	b.WriteByte('[')
-	n := 0
+	type trade struct {
+		o *order
+		f fill
+	}
+	var trades []trade
 	for _, o := range c.account.orders {
 		if o.symbol != m.symbol || (orderID != 0 && o.id != orderID) {
 			continue
 		}
 		for _, f := range o.fills {
-			if n == limit {
-				break
-			}
-			if n > 0 {
-				b.WriteByte(',')
-			}
-			n++
-			b.WriteString(`{"symbol":"` + o.symbol + `","id":` + strconv.FormatInt(f.tradeID, 10) + `,"orderId":` + strconv.FormatInt(o.id, 10) +
-				`,"orderListId":-1,"price":"` + fixed(f.price) + `","qty":"` + fixed(f.qty) + `","quoteQty":"` + fixed(f.qty.Mul(f.price)) +
-				`","commission":"` + fixed(f.commission) + `","commissionAsset":"` + f.commissionAsset + `","time":` + strconv.FormatInt(o.time, 10) +
-				`,"isBuyer":` + strconv.FormatBool(o.side == "BUY") + `,"isMaker":false,"isBestMatch":true}`)
+			trades = append(trades, trade{o, f})
 		}
+	}
+	// Without fromId Binance answers the most recent trades, oldest
+	// first (rest-api.md, "Account trade list").
+	slices.SortStableFunc(trades, func(x, y trade) int { return int(x.f.tradeID - y.f.tradeID) })
+	if len(trades) > limit {
+		trades = trades[len(trades)-limit:]
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for n, t := range trades {
+		o, f := t.o, t.f
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"symbol":"` + o.symbol + `","id":` + strconv.FormatInt(f.tradeID, 10) + `,"orderId":` + strconv.FormatInt(o.id, 10) +
+			`,"orderListId":-1,"price":"` + fixed(f.price) + `","qty":"` + fixed(f.qty) + `","quoteQty":"` + fixed(f.qty.Mul(f.price)) +
+			`","commission":"` + fixed(f.commission) + `","commissionAsset":"` + f.commissionAsset + `","time":` + strconv.FormatInt(f.time, 10) +
+			`,"isBuyer":` + strconv.FormatBool(o.side == "BUY") + `,"isMaker":` + strconv.FormatBool(f.maker) + `,"isBestMatch":true}`)
 	}
 	b.WriteByte(']')
 	return ok([]byte(b.String()))
