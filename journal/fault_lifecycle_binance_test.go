@@ -1,11 +1,8 @@
 package journal_test
 
 import (
-	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,45 +19,6 @@ import (
 // too slow for the adapter, 5xx, connections reset before and after the
 // request is processed), on the Binance fake through the journal: limit
 // orders are never placed twice for one client id, and no cancel is lost.
-
-// lifecycleJournal is a journal over a fresh store for the venue.
-func lifecycleJournal(t *testing.T, v venue) (*journal.Service, exgate.Credential, *shiftClock, *sqlite.Store) {
-	t.Helper()
-	ctx := t.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{1}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.CreateClientKey(ctx, exgate.ClientKey{APIKey: "client", Secret: "x", CreatedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	cred := v.cred
-	cred.ClientAPIKey, cred.Name = "client", "main"
-	if cred, err = st.AddCredential(ctx, cred); err != nil {
-		t.Fatal(err)
-	}
-	clk := &shiftClock{}
-	jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{cred.Exchange: v.ex},
-		Now: clk.Now, CallTimeout: 3 * time.Second, NotFoundGrace: time.Minute})
-	return jr, cred, clk, st
-}
-
-// lifecycleFaults injects faults into order submissions and cancels at
-// every call, and into one read in four.
-func lifecycleFaults(v venue, seed uint64) {
-	rng := rand.New(rand.NewPCG(seed, 15))
-	var mu sync.Mutex
-	v.inject(func(r *http.Request) fault {
-		mu.Lock()
-		defer mu.Unlock()
-		write := r.URL.Path == "/api/v3/order" && (r.Method == http.MethodPost || r.Method == http.MethodDelete)
-		if !write && rng.IntN(4) != 0 {
-			return faultNone
-		}
-		return randomFault(rng)
-	})
-}
 
 // settleAll waits out requests still sleeping in the fake and reconciles
 // (as runFaults does) until no intent's outcome is unknown: what is left
@@ -85,6 +43,12 @@ func settleAll(t *testing.T, v venue, jr *journal.Service, clk *shiftClock, st *
 	}
 }
 
+// binanceWrite is an order submission or cancel: it takes a fault every
+// time.
+func binanceWrite(r *http.Request) bool {
+	return r.URL.Path == "/api/v3/order" && (r.Method == http.MethodPost || r.Method == http.MethodDelete)
+}
+
 var btcusdt = exgate.Symbol{Base: "BTC", Quote: "USDT"}
 
 // restingBuy is a GTC buy far under the fake's BTCUSDT book (about
@@ -101,7 +65,7 @@ func TestFaultLimitOrdersBinance(t *testing.T) {
 	ctx := t.Context()
 	v := binanceVenue(t)
 	jr, cred, clk, st := lifecycleJournal(t, v)
-	lifecycleFaults(v, 1)
+	injectRandom(v, 1, binanceWrite)
 
 	attempts, distinct := 300, 120
 	if raceEnabled {
@@ -203,7 +167,7 @@ func TestFaultCancelsBinance(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lifecycleFaults(v, 2)
+	injectRandom(v, 2, binanceWrite)
 	var next atomic.Int64
 	var answered atomic.Int64
 	var wg sync.WaitGroup

@@ -1,11 +1,8 @@
 package journal_test
 
 import (
-	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +12,6 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/journal"
-	"github.com/exgate/exgate/sqlite"
 )
 
 // The order lifecycle on Gate under injected faults (the helpers and
@@ -25,49 +21,10 @@ import (
 // under the same faults are never lost (every order ends canceled on the
 // fake and in the journal) and never reach another order.
 
-// lifecycleJournal is a journal over a fresh store for the venue, with the
-// credential it uses.
-func lifecycleJournal(t *testing.T, v venue) (*journal.Service, *sqlite.Store, exgate.Credential, *shiftClock) {
-	t.Helper()
-	ctx := t.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{1}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.CreateClientKey(ctx, exgate.ClientKey{APIKey: "client", Secret: "x", CreatedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	cred := v.cred
-	cred.ClientAPIKey, cred.Name = "client", "main"
-	if cred, err = st.AddCredential(ctx, cred); err != nil {
-		t.Fatal(err)
-	}
-	clk := &shiftClock{}
-	jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{cred.Exchange: v.ex},
-		Now: clk.Now, CallTimeout: 3 * time.Second, NotFoundGrace: time.Minute})
-	return jr, st, cred, clk
-}
-
-// injectRandom installs the seeded fault mix of fault_test.go; submit
-// says which requests take a fault every time (reads: one in four).
-func injectRandom(v venue, seed uint64, submit func(*http.Request) bool) {
-	rng := rand.New(rand.NewPCG(seed, 15))
-	var mu sync.Mutex
-	v.inject(func(r *http.Request) fault {
-		mu.Lock()
-		defer mu.Unlock()
-		if !submit(r) && rng.IntN(4) != 0 {
-			return faultNone
-		}
-		return randomFault(rng)
-	})
-}
-
-// settleAll waits out requests still sleeping in the fake, then
+// settleUntil waits out requests still sleeping in the fake, then
 // reconciles (moving the clock past the grace period) until at most
 // want intents are left unfinished.
-func settleAll(t *testing.T, jr *journal.Service, clk *shiftClock, want int) {
+func settleUntil(t *testing.T, jr *journal.Service, clk *shiftClock, want int) {
 	t.Helper()
 	time.Sleep(2 * slowDelay)
 	clk.Add(2 * time.Minute)
@@ -99,7 +56,7 @@ func TestFaultInjectionGateioLimitOrders(t *testing.T) {
 		t.Skip("fault injection runs hundreds of requests; skipped with -short")
 	}
 	v := gateioVenue(t)
-	jr, st, cred, clk := lifecycleJournal(t, v)
+	jr, cred, clk, st := lifecycleJournal(t, v)
 	ctx := t.Context()
 	injectRandom(v, 11, v.isSubmit)
 
@@ -128,7 +85,7 @@ func TestFaultInjectionGateioLimitOrders(t *testing.T) {
 	}
 	wg.Wait()
 	v.inject(func(*http.Request) fault { return faultNone })
-	settleAll(t, jr, clk, 0)
+	settleUntil(t, jr, clk, 0)
 
 	held := 0
 	for i := range distinct {
@@ -159,7 +116,7 @@ func TestFaultInjectionGateioCancels(t *testing.T) {
 		t.Skip("fault injection runs hundreds of requests; skipped with -short")
 	}
 	v := gateioVenue(t)
-	jr, st, cred, clk := lifecycleJournal(t, v)
+	jr, cred, clk, st := lifecycleJournal(t, v)
 	ctx := t.Context()
 	om, ok := exgate.AsOrderManager(v.ex)
 	if !ok {
@@ -215,7 +172,7 @@ func TestFaultInjectionGateioCancels(t *testing.T) {
 	wg.Wait()
 	v.inject(func(*http.Request) fault { return faultNone })
 	// keep-1 stays open (its intent accepted, not final).
-	settleAll(t, jr, clk, 1)
+	settleUntil(t, jr, clk, 1)
 
 	open, err := om.OpenOrders(ctx, cred, exgate.OrderFilter{Symbol: gateBTC})
 	if err != nil {
