@@ -231,4 +231,3 @@ func (l *limiter) ObservePace(exchange, budget string, refused bool) {
 	}
 	l.m.pacing.WithLabelValues(exchange, budget, outcome).Inc()
 }
-

@@ -276,4 +276,3 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	return nil
 }
-

@@ -33,7 +33,6 @@ import (
 	"github.com/exgate/exgate/redis"
 )
 
-
 // State is what instances must share: in process by default, in
 // Redis when EXGATE_REDIS_URL is set.
 type State struct {
@@ -154,7 +153,7 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 	}
 	jr := journal.New(jopts)
 	trusted, _ := parseTrustedProxies(cfg.TrustedProxies) // validated with the configuration
-	routeLimits, _ := cfg.routeLimits()                    // validated with the configuration
+	routeLimits, _ := cfg.routeLimits()                   // validated with the configuration
 	srv := httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
