@@ -157,7 +157,7 @@ func (c *Config) Validate() error {
 	if _, err := c.routeLimits(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.MetricsAddr != "" && c.MetricsAddr == c.Addr {
+	if c.MetricsAddr != "" && c.MetricsAddr == c.Addr && !strings.HasSuffix(c.Addr, ":0") {
 		errs = append(errs, errors.New("--metrics-addr must differ from --addr: metrics are never served on the API's address"))
 	}
 	return errors.Join(errs...)
