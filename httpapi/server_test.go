@@ -68,8 +68,8 @@ type options struct {
 	routeLimits      httpapi.RouteLimits
 	// limiter replaces the server's own in-process limiter (shared state).
 	limiter     exgate.Limiter
-	replayQuota      int
-	ready            []httpapi.ReadyCheck
+	replayQuota int
+	ready       []httpapi.ReadyCheck
 	// wrap lets a test put a fault in front of the sim exchange.
 	wrap func(exgate.Exchange) exgate.Exchange
 }

@@ -20,7 +20,7 @@ func (c *Config) routeLimits() (httpapi.RouteLimits, error) {
 	var errs []error
 	for _, f := range []struct {
 		flag, env, value string
-		dst          *exgate.RateLimit
+		dst              *exgate.RateLimit
 	}{
 		{"--market-data-limit", "EXGATE_MARKET_DATA_LIMIT", c.MarketDataLimit, &l.MarketData},
 		{"--order-limit", "EXGATE_ORDER_LIMIT", c.OrderLimit, &l.Orders},
