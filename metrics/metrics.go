@@ -31,6 +31,7 @@ type Metrics struct {
 	upstreamLimited *prometheus.CounterVec
 	weightUsed      *prometheus.GaugeVec
 	weightLimit     *prometheus.GaugeVec
+	clockSkew       *prometheus.GaugeVec
 	pacing          *prometheus.CounterVec
 	coalesced       *prometheus.CounterVec
 	intents         *prometheus.CounterVec
@@ -68,6 +69,10 @@ func New() *Metrics {
 			Name: "exgate_upstream_weight_limit",
 			Help: "Request weight allowed in the exchange's window (the limit exgate paces for, or the exchange's reported limit).",
 		}, []string{"exchange"}),
+		clockSkew: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "exgate_upstream_clock_skew_seconds",
+			Help: "The exchange's clock minus this host's, from the Date header of its last answer (whole seconds, so within about 0.5 s).",
+		}, []string{"exchange"}),
 		pacing: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "exgate_pacing_total",
 			Help: "Calls the gateway's pacing held back, by exchange, budget and outcome: wait (sent after waiting) or refused (answered 503, nothing sent).",
@@ -89,7 +94,7 @@ func New() *Metrics {
 			Help: "Intents the last reconciliation pass left unfinished.",
 		}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.upstream, m.upstreamLimited, m.weightUsed, m.weightLimit,
+	m.reg.MustRegister(m.requests, m.latency, m.upstream, m.upstreamLimited, m.weightUsed, m.weightLimit, m.clockSkew,
 		m.pacing, m.coalesced, m.intents, m.reconciled, m.backlog,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
@@ -166,6 +171,7 @@ type transport struct {
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
+	now := time.Now()
 	class := EndpointClass(req.URL.Path)
 	if err != nil {
 		t.m.upstream.WithLabelValues(t.exchange, class, "error").Inc()
@@ -175,6 +181,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.m.upstream.WithLabelValues(t.exchange, class, code).Inc()
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusTeapot {
 		t.m.upstreamLimited.WithLabelValues(t.exchange, code).Inc()
+	}
+	if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+		// Date is truncated to the second: its middle is the estimate.
+		t.m.clockSkew.WithLabelValues(t.exchange).Set(d.Add(500 * time.Millisecond).Sub(now).Seconds())
 	}
 	if v := resp.Header.Get("X-Mbx-Used-Weight-1m"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil {
@@ -230,4 +240,9 @@ func (l *limiter) ObservePace(exchange, budget string, refused bool) {
 		outcome = "refused"
 	}
 	l.m.pacing.WithLabelValues(exchange, budget, outcome).Inc()
+}
+
+// ClockSkewGauge is the clock-skew gauge of exchange (for tests).
+func (m *Metrics) ClockSkewGauge(exchange string) prometheus.Gauge {
+	return m.clockSkew.WithLabelValues(exchange)
 }

@@ -170,3 +170,21 @@ func grep(text, prefix string) string {
 	}
 	return b.String()
 }
+
+// TestClockSkew: the Date header of an answer sets the exchange's skew.
+func TestClockSkew(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", time.Now().Add(5*time.Second).UTC().Format(http.TimeFormat))
+	}))
+	defer srv.Close()
+	m := metrics.New()
+	resp, err := (&http.Client{Transport: m.Transport("kraken", nil)}).Get(srv.URL + "/0/public/Time")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	got := testutil.ToFloat64(m.ClockSkewGauge("kraken"))
+	if got < 4 || got > 6 {
+		t.Errorf("skew = %v s, want about 5", got)
+	}
+}

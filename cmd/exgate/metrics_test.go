@@ -65,6 +65,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		`exgate_upstream_requests_total{class="orders",exchange="binance",status="200"} 1`,
 		`exgate_upstream_weight_used{exchange="binance"}`,
 		`exgate_upstream_weight_limit{exchange="binance"} 6000`,
+		`exgate_upstream_clock_skew_seconds{exchange="binance"}`,
 		`exgate_coalesce_hits_total{exchange="binance",kind="book"} 1`,
 		`exgate_journal_intents_total{kind="order",state="submitting"} 1`,
 		`exgate_journal_intents_total{kind="order",state="final"} 1`,
