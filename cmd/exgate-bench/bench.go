@@ -69,6 +69,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	limit := fs.Int("limit", 500, "klines per request")
 	rounds := fs.Int("rounds", 1, "measure direct, proxy and gateway this many times, interleaved")
 	maxAge := fs.Duration("max-age", 250*time.Millisecond, "market-data max age of the hot-data gateway (--market-data-max-age)")
+	overhead := fs.Bool("overhead", false, "measure only what metrics and the audit trail cost: the gateway without and with them, side by side")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (load tool, proxy, gateway and upstream) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -83,6 +84,9 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *overhead {
+		return benchOverhead(ctx, *conc, *dur, *rounds, stdout, stderr)
 	}
 	up := binancefake.New(binancefake.Options{WeightLimit: -1})
 	defer up.Close()

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,34 @@ type Target struct {
 	APIKey      string
 	Secret      string
 	ExchangeKey string
+	// Post, when set, makes every request a signed POST of these string
+	// members as a JSON body, with a clientOrderId and a timestamp of its
+	// own (every POST needs a timestamp, and each signature is accepted
+	// once).
+	Post [][2]string
+}
+
+// postRequest builds worker w's n-th signed POST of t.
+func postRequest(ctx context.Context, t Target, w, n int) *http.Request {
+	var body, signed strings.Builder
+	body.WriteByte('{')
+	members := append(t.Post[:len(t.Post):len(t.Post)],
+		[2]string{"clientOrderId", "lt" + strconv.Itoa(w) + "x" + strconv.Itoa(n) + "x" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)},
+		[2]string{"timestamp", strconv.FormatInt(time.Now().UnixMilli(), 10)})
+	for i, m := range members {
+		if i > 0 {
+			body.WriteByte(',')
+			signed.WriteByte('&')
+		}
+		body.WriteString(strconv.Quote(m[0]) + ":" + strconv.Quote(m[1]))
+		signed.WriteString(m[0] + "=" + m[1])
+	}
+	mac := hmac.New(sha256.New, []byte(t.Secret))
+	mac.Write([]byte(signed.String()))
+	body.WriteString(`,"signature":"` + hex.EncodeToString(mac.Sum(nil)) + `"}`)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, strings.NewReader(body.String()))
+	req.Header.Set("Content-Type", "application/json")
+	return req
 }
 
 // Config is one load run.
@@ -128,7 +157,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("set a duration or a request count")
 	}
 	target := cfg.Target.URL
-	if cfg.Target.APIKey != "" {
+	if cfg.Target.APIKey != "" && cfg.Target.Post == nil {
 		var err error
 		if target, err = SignedURL(target, cfg.Target.Secret); err != nil {
 			return Result{}, err
@@ -178,11 +207,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			// would read them in 8 KB pieces, a system call each, and the
 			// load tool shares the machine with what it measures.
 			buf := make([]byte, 256<<10)
-			for ctx.Err() == nil {
+			for n := 0; ctx.Err() == nil; n++ {
 				if cfg.Requests > 0 && issued.Add(1) > int64(cfg.Requests) {
 					break
 				}
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+				var req *http.Request
+				if cfg.Target.Post != nil {
+					req = postRequest(ctx, cfg.Target, w, n)
+				} else {
+					req, _ = http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+				}
 				if cfg.Target.APIKey != "" {
 					req.Header.Set("X-API-KEY", cfg.Target.APIKey)
 					req.Header.Set("X-API-EXCHANGE-KEY", cfg.Target.ExchangeKey)

@@ -54,6 +54,9 @@ type Config struct {
 	// KlineMemory is binance.Options.KlineMemory; no flag sets it (bench
 	// compare turns it off to measure full conversions).
 	KlineMemory int
+	// NoAudit leaves the audit trail out; no flag sets it (bench compare
+	// --overhead measures what the audit costs).
+	NoAudit bool
 	// envErrs are the environment variables whose values could not be
 	// read; Validate reports them rather than running on a default.
 	envErrs []error

@@ -154,6 +154,12 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 	jr := journal.New(jopts)
 	trusted, _ := parseTrustedProxies(cfg.TrustedProxies) // validated with the configuration
 	routeLimits, _ := cfg.routeLimits()                   // validated with the configuration
+	var audit interface {
+		AppendAudit(ctx context.Context, e exgate.AuditEntry) (exgate.AuditEntry, error)
+	} = st
+	if cfg.NoAudit {
+		audit = nil
+	}
 	srv := httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
@@ -169,7 +175,7 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 			{Name: "master key", Check: func(ctx context.Context) error { return checkMasterKey(ctx, st) }},
 		},
 		Controls:       st,
-		Audit:          st,
+		Audit:          audit,
 		TrustedProxies: trusted,
 		RouteLimits:    routeLimits,
 		Metrics:        observer,
