@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/exgate/exgate"
@@ -96,7 +97,7 @@ func New() *Metrics {
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.upstream, m.upstreamLimited, m.weightUsed, m.weightLimit, m.clockSkew,
 		m.pacing, m.coalesced, m.intents, m.reconciled, m.backlog,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
