@@ -19,7 +19,8 @@ type clockReader interface {
 }
 
 // rightsReader is an adapter that can read an API key's rights from the
-// exchange; Kraken and Gate.io publish no such call.
+// exchange: Binance all of them, Gate.io only its IP whitelist; Kraken
+// publishes no such call.
 type rightsReader interface {
 	KeyRights(ctx context.Context, cred exgate.Credential) (exgate.KeyRights, error)
 }
@@ -190,6 +191,18 @@ func (d *doctor) checkCredential(ctx context.Context, c exgate.Credential, ex ex
 		return
 	}
 	warned := false
+	if rights.IPRestricted != nil && !*rights.IPRestricted {
+		d.warn(what, "the %s key is not restricted to this gateway's IP addresses on %s", c.Exchange, c.Exchange)
+		warned = true
+	}
+	if rights.Trade == nil && rights.Withdraw == nil {
+		restricted := ""
+		if rights.IPRestricted != nil && *rights.IPRestricted {
+			restricted = ", IP-restricted"
+		}
+		d.ok(what, "%s accepts the credential%s; its permissions: not available from %s", c.Exchange, restricted, c.Exchange)
+		return
+	}
 	compare := func(p exgate.Permission, exchangeHas *bool) {
 		if exchangeHas == nil {
 			return
@@ -205,10 +218,6 @@ func (d *doctor) checkCredential(ctx context.Context, c exgate.Credential, ex ex
 	}
 	compare(exgate.PermissionTrade, rights.Trade)
 	compare(exgate.PermissionWithdraw, rights.Withdraw)
-	if rights.IPRestricted != nil && !*rights.IPRestricted {
-		d.warn(what, "the %s key is not restricted to this gateway's IP addresses on %s", c.Exchange, c.Exchange)
-		warned = true
-	}
 	if !warned {
 		d.ok(what, "%s accepts the credential; its permissions match exgate's (%s)", c.Exchange, permText(c))
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/gateio/gateiofake"
 	"github.com/exgate/exgate/exchange/kraken/krakenfake"
 )
 
@@ -68,6 +69,32 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("the output holds the secret %q", secret)
 		}
 	}
+
+	// Gate.io tells only whether the key is IP-restricted; once an exchange
+	// key uses it, an unreachable Gate.io fails the run.
+	gf := gateiofake.New(gateiofake.Options{})
+	t.Cleanup(gf.Close)
+	if err := gf.AddAccount(gateiofake.Account{APIKey: "gkey", Secret: "gsecret"}); err != nil {
+		t.Fatal(err)
+	}
+	add("gate", "gateio", "gkey", "gsecret", "read,trade")
+	env["EXGATE_GATEIO_URL"] = gf.URL
+	out, err = runCmd(t, env, "doctor")
+	for _, want := range []string{
+		`(?m)^ok +gateio reachability +reachable`,
+		`(?m)^warn +key \S+/gate +the gateio key is not restricted to this gateway's IP addresses on gateio`,
+		`(?m)^ok +key \S+/gate +gateio accepts the credential; its permissions: not available from gateio`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("no line matching %s in:\n%s", want, out)
+		}
+	}
+	env["EXGATE_GATEIO_URL"] = gone.URL
+	out, err = runCmd(t, env, "doctor")
+	if err == nil || !regexp.MustCompile(`(?m)^FAIL +gateio reachability +unreachable`).MatchString(out) {
+		t.Errorf("doctor with an unreachable exchange in use: %v\n%s", err, out)
+	}
+	env["EXGATE_GATEIO_URL"] = gf.URL
 
 	// A credential the exchange refuses fails the run.
 	add("wrong", "binance", "bfull", "not-the-secret", "read")
