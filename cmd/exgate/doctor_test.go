@@ -79,7 +79,9 @@ func TestDoctor(t *testing.T) {
 	}
 	add("gate", "gateio", "gkey", "gsecret", "read,trade")
 	env["EXGATE_GATEIO_URL"] = gf.URL
-	out, err = runCmd(t, env, "doctor")
+	if out, err = runCmd(t, env, "doctor"); err != nil {
+		t.Fatalf("doctor with Gate.io: %v\n%s", err, out)
+	}
 	for _, want := range []string{
 		`(?m)^ok +gateio reachability +reachable`,
 		`(?m)^warn +key \S+/gate +the gateio key is not restricted to this gateway's IP addresses on gateio`,
