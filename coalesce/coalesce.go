@@ -25,6 +25,7 @@ type Exchange struct {
 	now    func() time.Time
 	group  singleflight.Group
 	cache  *recent
+	hit    func(kind string)
 }
 
 // Options configures the wrapper.
@@ -34,6 +35,9 @@ type Options struct {
 	MaxAge time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Hit, when set, is called for each request answered by another's
+	// exchange call (kind "klines" or "book"): metrics.
+	Hit func(kind string)
 }
 
 // New wraps ex.
@@ -42,7 +46,7 @@ func New(ex exgate.Exchange, opts Options) *Exchange {
 	if now == nil {
 		now = time.Now
 	}
-	return &Exchange{Exchange: ex, maxAge: opts.MaxAge, now: now, cache: newRecent(4096)}
+	return &Exchange{Exchange: ex, maxAge: opts.MaxAge, now: now, cache: newRecent(4096), hit: opts.Hit}
 }
 
 var _ exgate.Exchange = (*Exchange)(nil)
@@ -152,10 +156,13 @@ const maxCall = 30 * time.Second
 func (e *Exchange) do(ctx context.Context, key string, fn func(context.Context) (*answer, error)) (*answer, error) {
 	if e.maxAge > 0 {
 		if a, ok := e.cache.get(key, e.now()); ok {
+			e.noteHit(key)
 			return a, nil
 		}
 	}
+	ran := false // set by the call, if it is this caller's
 	ch := e.group.DoChan(key, func() (any, error) {
+		ran = true
 		deadline, ok := ctx.Deadline()
 		if !ok {
 			deadline = time.Now().Add(maxCall)
@@ -173,6 +180,9 @@ func (e *Exchange) do(ctx context.Context, key string, fn func(context.Context) 
 	})
 	select {
 	case r := <-ch:
+		if !ran {
+			e.noteHit(key)
+		}
 		return result(r)
 	case <-ctx.Done():
 		select {
@@ -182,6 +192,18 @@ func (e *Exchange) do(ctx context.Context, key string, fn func(context.Context) 
 		}
 		return nil, exgate.Errorf(exgate.CodeExchangeTimeout, "no market data from the exchange before the request's deadline")
 	}
+}
+
+// noteHit reports a request answered by another's call.
+func (e *Exchange) noteHit(key string) {
+	if e.hit == nil {
+		return
+	}
+	kind := "klines"
+	if key[0] == 'b' {
+		kind = "book"
+	}
+	e.hit(kind)
 }
 
 func result(r singleflight.Result) (*answer, error) {

@@ -273,3 +273,39 @@ func TestPacingPastTheDeadlineIsUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// Options.Hit hears of every request answered by another's call: shared
+// in flight, or reused within MaxAge; never of the call's own starter.
+func TestHitsAreReported(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string]int{}
+	hit := func(kind string) { mu.Lock(); hits[kind]++; mu.Unlock() }
+
+	up := &slowMarket{release: make(chan struct{})}
+	ex := coalesce.New(up, coalesce.Options{Hit: hit})
+	req := exgate.KlineRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Interval: exgate.Interval1m, Limit: 5}
+	const n = 50
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { _, _ = ex.RecentKlines(t.Context(), exgate.Credential{}, req) })
+	}
+	up.releaseWhenCalled()
+	wg.Wait()
+	if got, want := hits["klines"], n-int(up.calls.Load()); got != want {
+		t.Errorf("%d klines hits for %d requests and %d calls, want %d", got, n, up.calls.Load(), want)
+	}
+
+	cached := &slowMarket{release: make(chan struct{})}
+	close(cached.release)
+	now := time.Unix(1000, 0)
+	ex = coalesce.New(cached, coalesce.Options{MaxAge: time.Second, Now: func() time.Time { return now }, Hit: hit})
+	book := exgate.OrderBookRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Limit: 5}
+	for range 3 {
+		if _, err := ex.OrderBook(t.Context(), exgate.Credential{}, book); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hits["book"] != 2 {
+		t.Errorf("%d book hits for 3 requests inside MaxAge, want 2", hits["book"])
+	}
+}

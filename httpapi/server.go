@@ -80,7 +80,25 @@ type Config struct {
 	Audit auditLog
 	// TrustedProxies are the peers whose X-Forwarded-For names the client.
 	TrustedProxies []netip.Prefix
+	// RouteLimits are each client key's budgets per kind of route, on top
+	// of ClientLimit; a zero Rate is no limit (limits.go).
+	RouteLimits RouteLimits
+	// Metrics, when set, hears of every request answered.
+	Metrics requestObserver
 }
+
+// requestObserver is what the API reports to metrics: the route pattern
+// (never the raw path), the exchange (empty before the exchange key is
+// known), the status and the time taken.
+type requestObserver interface {
+	ObserveRequest(route, exchange string, status int, d time.Duration)
+}
+
+// requestInfo is what a request learns on its way that metrics label it
+// with; ServeHTTP puts one in the context.
+type requestInfo struct{ exchange string }
+
+type requestInfoKey struct{}
 
 // Server is the HTTP API handler.
 type Server struct {
@@ -128,6 +146,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-ID", id)
 	ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+	info := &requestInfo{}
+	if s.cfg.Metrics != nil {
+		ctx = context.WithValue(ctx, requestInfoKey{}, info)
+	}
+	req := r.WithContext(ctx)
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	defer func() {
 		if v := recover(); v != nil {
@@ -136,7 +159,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			s.log.ErrorContext(ctx, "panic", "requestId", id, "panic", v)
 			if !rec.wrote {
-				s.writeProblem(rec, r.WithContext(ctx), errors.New("panic"), nil)
+				s.writeProblem(rec, req, errors.New("panic"), nil)
 			}
 		}
 		// The path only: the query carries the signature.
@@ -150,17 +173,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"apiKey", clip(r.Header.Get("X-API-KEY")),
 			"remote", r.RemoteAddr,
 		)
+		if s.cfg.Metrics != nil {
+			// req.Pattern is the route ServeMux matched; empty for a
+			// path refused before it.
+			s.cfg.Metrics.ObserveRequest(req.Pattern, info.exchange, rec.status, time.Since(start))
+		}
 	}()
 	if r.URL.Path != cleanPath(r.URL.Path) {
 		// ServeMux would answer such a path (//v1/order, /v1/../healthz)
 		// with a 307 to the cleaned path, repeating the query, signature
 		// and all. Every answer is a problem instead, and the query is not
 		// echoed.
-		s.writeProblem(rec, r.WithContext(ctx), exgate.Errorf(exgate.CodeNotFound,
+		s.writeProblem(rec, req, exgate.Errorf(exgate.CodeNotFound,
 			"no route %q: paths must be clean (no //, . or .. segments)", clip(r.URL.Path)), nil)
 		return
 	}
-	s.mux.ServeHTTP(rec, r.WithContext(ctx))
+	s.mux.ServeHTTP(rec, req)
 }
 
 // cleanPath is the path ServeMux would redirect p to: p with a leading
@@ -403,15 +431,8 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgat
 	// The client's own rate limit comes before the replay guard, so that a
 	// request refused with 429 does not use up its signature: the same
 	// signed request may be sent again after Retry-After (docs/contract.md 2.1).
-	if s.cfg.ClientLimit.Rate > 0 {
-		wait, err := s.cfg.Limiter.Reserve(ctx, "client:"+apiKey, 1, s.cfg.ClientLimit)
-		if err != nil {
-			return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the rate limiter is unreachable", RetryAfter: time.Second, Err: err}
-		}
-		if wait > 0 {
-			return nil, &exgate.Error{Code: exgate.CodeRateLimited, RetryAfter: wait,
-				Detail: "this API key is over its limit of " + rateText(s.cfg.ClientLimit)}
-		}
+	if err := s.checkClientLimits(ctx, apiKey, r.Pattern); err != nil {
+		return nil, err
 	}
 	if !expiry.IsZero() {
 		// The guard's key names the client key and the signature, not the
@@ -449,6 +470,9 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgat
 	}
 	if !cred.Allows(perm) {
 		return nil, exgate.Errorf(exgate.CodePermissionDenied, "exchange key %q lacks the %s permission", name, perm)
+	}
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		info.exchange = cred.Exchange
 	}
 	ex, ok := s.cfg.Exchanges[cred.Exchange]
 	if !ok {

@@ -65,8 +65,11 @@ type gateway struct {
 type options struct {
 	requireTimestamp bool
 	clientLimit      exgate.RateLimit
-	replayQuota      int
-	ready            []httpapi.ReadyCheck
+	routeLimits      httpapi.RouteLimits
+	// limiter replaces the server's own in-process limiter (shared state).
+	limiter     exgate.Limiter
+	replayQuota int
+	ready       []httpapi.ReadyCheck
 	// wrap lets a test put a fault in front of the sim exchange.
 	wrap func(exgate.Exchange) exgate.Exchange
 }
@@ -92,8 +95,9 @@ func newGateway(t *testing.T, opts options) *gateway {
 		Exchanges:        exchanges,
 		Ledger:           jr,
 		Replay:           localstate.NewReplayGuard(clk.Now),
-		Limiter:          localstate.NewLimiter(clk.Now),
+		Limiter:          limiterOr(opts.limiter, clk.Now),
 		ClientLimit:      opts.clientLimit,
+		RouteLimits:      opts.routeLimits,
 		RequireTimestamp: opts.requireTimestamp,
 		ReplayQuota:      opts.replayQuota,
 		Ready:            opts.ready,

@@ -69,6 +69,23 @@ type Options struct {
 	// (exchange key removed, not found yet, query failed...) per period,
 	// with the number left out. Default 1 min.
 	WarnEvery time.Duration
+	// Metrics, when set, hears of intents' states and reconciliations.
+	Metrics Observer
+}
+
+// Observer is what the journal reports to metrics; labels are kinds,
+// states and outcomes, never ids.
+type Observer interface {
+	IntentState(kind, state string)
+	Reconciled(kind, outcome string)
+	ReconcileBacklog(n int)
+}
+
+// noteState reports an intent entering state.
+func (s *Service) noteState(kind exgate.IntentKind, state exgate.IntentState) {
+	if s.obs != nil {
+		s.obs.IntentState(string(kind), string(state))
+	}
 }
 
 // ownerMargin is how long after its call deadline the instance sending an
@@ -92,6 +109,7 @@ type Service struct {
 	poll      time.Duration
 	kick      chan struct{}
 	warns     *warnLimiter
+	obs       Observer
 
 	// inflight holds, for each intent this process is submitting right
 	// now, a channel closed once its outcome is recorded: the reconciler
@@ -115,6 +133,7 @@ func New(opts Options) *Service {
 		orphan:    opts.OrphanAfter,
 		poll:      opts.WaitPoll,
 		kick:      make(chan struct{}, 1),
+		obs:       opts.Metrics,
 		inflight:  map[string]chan struct{}{},
 	}
 	if s.log == nil {
@@ -285,6 +304,7 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 		}
 		return zero, storeError(err)
 	}
+	s.noteState(k.name, exgate.IntentSubmitting)
 
 	// The call outlives the client's connection: an order half-sent
 	// because a client hung up is exactly what must not happen.
@@ -302,6 +322,7 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 			state = exgate.IntentFinal
 		}
 		s.save(saveCtx, id, state, http.StatusOK, rec)
+		s.noteState(k.name, state)
 		if state != exgate.IntentFinal {
 			s.schedule(saveCtx, id, s.now().Add(s.every), 0)
 		}
@@ -309,11 +330,13 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 	}
 	if definite(callErr) {
 		s.save(saveCtx, id, exgate.IntentFinal, exgate.ErrorCode(callErr).Status(), toStored(callErr))
+		s.noteState(k.name, exgate.IntentFinal)
 		return zero, callErr
 	}
 	s.log.WarnContext(ctx, "outcome unknown; reconciling", "kind", string(k.name), "id", id, "exchange", cred.Exchange, "err", callErr)
 	pending := k.label(k.pending(req, id, now, cred.Exchange), id, ref)
 	s.save(saveCtx, id, exgate.IntentUnknown, http.StatusGatewayTimeout, pending)
+	s.noteState(k.name, exgate.IntentUnknown)
 	s.schedule(saveCtx, id, s.now(), 0)
 	s.Kick()
 	return pending, timeoutError(k.name, id)

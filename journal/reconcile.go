@@ -29,7 +29,9 @@ func (s *Service) Run(ctx context.Context) {
 	t := time.NewTicker(s.every)
 	defer t.Stop()
 	for {
-		s.ReconcileAll(ctx)
+		if n := s.ReconcileAll(ctx); n >= 0 && s.obs != nil {
+			s.obs.ReconcileBacklog(n)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -114,6 +116,19 @@ func (s *Service) reconcileDue(ctx context.Context, it exgate.Intent, now time.T
 		fresh, err = reconcile(ctx, s, cancelKind, it)
 	default:
 		err = fmt.Errorf("%w %q", errUnknownKind, it.Kind)
+	}
+	if s.obs != nil {
+		outcome := "unfinished"
+		switch {
+		case err != nil:
+			outcome = "error"
+		case fresh.State.Done():
+			outcome = "final"
+		}
+		s.obs.Reconciled(string(it.Kind), outcome)
+		if err == nil && fresh.State != it.State {
+			s.noteState(it.Kind, fresh.State)
+		}
 	}
 	if err == nil && fresh.State.Done() {
 		return true

@@ -110,3 +110,11 @@ func (g *ReplayGuard) sweepOwners(now time.Time) {
 		g.ownedLen += len(t.entries)
 	}
 }
+
+// Len is the number of signatures held, live or not yet swept: the metrics
+// gauge of the replay guard's size.
+func (g *ReplayGuard) Len() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.seen.entries) + g.ownedLen
+}

@@ -71,6 +71,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	limit := fs.Int("limit", 500, "klines per request")
 	rounds := fs.Int("rounds", 1, "measure direct, proxy and gateway this many times, interleaved")
 	maxAge := fs.Duration("max-age", 250*time.Millisecond, "market-data max age of the hot-data gateway (--market-data-max-age)")
+	overhead := fs.Bool("overhead", false, "measure only what metrics and the audit trail cost: the gateway without and with them, side by side")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (load tool, proxy, gateway and upstream) to this file")
 	databaseURL := fs.String("database-url", "", "postgres://… (with search_path set to a schema of its own) to give the gateways a PostgreSQL store instead of SQLite in a temporary directory")
 	route := fs.String("route", "klines", "what to measure: klines (signed GET recent-klines), market (POST /v1/order/market) or limit (POST /v1/order/limit)")
@@ -90,6 +91,9 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *overhead {
+		return benchOverhead(ctx, *conc, *dur, *rounds, stdout, stderr)
 	}
 	up := binancefake.New(binancefake.Options{WeightLimit: -1})
 	defer up.Close()

@@ -41,6 +41,7 @@ commands:
   exchange-keys deny-address --api-key K --name N --asset A --network NW --address X [--tag T]
   exchange-keys list-addresses --api-key K --name N
   audit [--api-key K] [--since RFC3339] [--limit N]   the audit trail, newest first
+  doctor                      check the store, Redis, each exchange's reachability and clock, each exchange key
   call METHOD PATH [name=value ...]   sign and send one request
 
 Run 'exgate <command> -h' for the flags of a command.
@@ -73,6 +74,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runExchangeKeys(ctx, rest, getenv, stdin, stdout, stderr)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout, stderr)
+	case "doctor":
+		return runDoctor(ctx, rest, getenv, stdout, stderr)
 	case "call":
 		return runCall(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":

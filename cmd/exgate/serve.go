@@ -13,6 +13,7 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/cmd/internal/gateway"
+	"github.com/exgate/exgate/metrics"
 )
 
 // runServe runs the gateway until ctx is done; demo first ensures the demo
@@ -41,11 +42,28 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer state.Close()
 
-	handler, jr, exchanges := gateway.Build(cfg, st, state, log)
+	var m *metrics.Metrics
+	if cfg.MetricsAddr != "" {
+		m = metrics.New()
+	}
+	handler, jr, exchanges := gateway.BuildWithMetrics(cfg, st, state, log, m)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	var mln net.Listener
+	if m != nil {
+		// Listened on before serving, so that a taken port stops the start.
+		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("listen on --metrics-addr %s: %w", cfg.MetricsAddr, err)
+		}
+		if sameAddr(mln.Addr(), ln.Addr()) {
+			ln.Close()
+			mln.Close()
+			return fmt.Errorf("--metrics-addr %s is the API's address: metrics are served apart from the API", cfg.MetricsAddr)
+		}
 	}
 	if demo {
 		if err := printDemo(ctx, st, exchanges[exgate.ExchangeSim], stdout, "http://"+ln.Addr().String()); err != nil {
@@ -59,6 +77,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	go jr.Run(ctx)
 	if cfg.PprofAddr != "" {
 		go servePprof(ctx, cfg.PprofAddr, log)
+	}
+	if mln != nil {
+		go serveMetrics(ctx, mln, m, log)
 	}
 
 	hs := &http.Server{
@@ -100,6 +121,25 @@ func stateName(c *gateway.Config) string {
 		return "redis"
 	}
 	return "in-process"
+}
+
+// sameAddr reports whether two listeners' addresses are the same.
+func sameAddr(a, b net.Addr) bool { return a.String() == b.String() }
+
+// serveMetrics serves Prometheus metrics at /metrics on their own
+// listener, apart from the API.
+func serveMetrics(ctx context.Context, ln net.Listener, m *metrics.Metrics, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = hs.Close()
+	}()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("metrics", "err", err)
+	}
 }
 
 // servePprof serves the profiler on its own listener, only when asked for.

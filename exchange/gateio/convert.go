@@ -87,7 +87,7 @@ var (
 	epWithdrawals    = endpoint{name: "wallet/withdrawals", method: http.MethodGet, path: "/wallet/withdrawals", private: true, budget: budgetWallet}
 	epWithdrawStatus = endpoint{name: "wallet/withdraw_status", method: http.MethodGet, path: "/wallet/withdraw_status", private: true, budget: budgetWallet}
 	epWithdraw       = endpoint{name: "withdrawals", method: http.MethodPost, path: "/withdrawals", private: true, write: true, budget: budgetWithdraw}
-	// The order lifecycle (DESIGN.md 2.4). A cancel is a write: never
+	// The order lifecycle (docs/contract.md 2.4). A cancel is a write: never
 	// retried, and a lost answer is EXCHANGE_TIMEOUT, settled by reading
 	// the order.
 	epCancelOrder = endpoint{name: "spot/orders/{order_id} cancel", method: http.MethodDelete, path: "/spot/orders/", private: true, write: true, budget: budgetCancel}

@@ -190,7 +190,7 @@ func (p *pair) tick() decimal.Decimal { return decimal.New(1, -p.precision) }
 // step is the pair's quantity step, 10^-amount_precision.
 func (p *pair) step() decimal.Decimal { return decimal.New(1, -p.amountPrecision) }
 
-// info is the pair as the gateway lists it (DESIGN.md 2.4): steps from
+// info is the pair as the gateway lists it (docs/contract.md 2.4): steps from
 // the precisions, minQuantity from min_base_amount (the step when Gate sets
 // none), minNotional from min_quote_amount. Only trade_status tradable is
 // TRADING; buyable, sellable and untradable are HALTED, since the pair

@@ -5,6 +5,7 @@
 package loadtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -135,7 +136,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("set a duration or a request count")
 	}
 	target := cfg.Target.URL
-	if cfg.Target.APIKey != "" {
+	if cfg.Target.APIKey != "" && cfg.Target.New == nil {
 		var err error
 		if target, err = SignedURL(target, cfg.Target.Secret); err != nil {
 			return Result{}, err
@@ -185,7 +186,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			// would read them in 8 KB pieces, a system call each, and the
 			// load tool shares the machine with what it measures.
 			buf := make([]byte, 256<<10)
-			for ctx.Err() == nil {
+			for n := 0; ctx.Err() == nil; n++ {
 				if cfg.Requests > 0 && issued.Add(1) > int64(cfg.Requests) {
 					break
 				}
@@ -280,7 +281,7 @@ func drain(r io.Reader, buf []byte) error {
 // JSON string.
 type Pair struct{ Name, Value string }
 
-// SignedBody is the JSON body of a gateway POST (DESIGN.md 2.1): the pairs
+// SignedBody is the JSON body of a gateway POST (docs/contract.md 2.1): the pairs
 // in order, then timestamp, then the signature over `name=value` joined by
 // `&` (strings unquoted, the timestamp as written).
 func SignedBody(secret string, pairs []Pair, timestamp int64) []byte {
@@ -303,6 +304,25 @@ func SignedBody(secret string, pairs []Pair, timestamp int64) []byte {
 	body = append(append(body, `"timestamp":`...), ts...)
 	body = append(append(append(body, `,"signature":"`...), hex.EncodeToString(m.Sum(nil))...), `"}`...)
 	return body
+}
+
+// SignedPosts is a Target.New that sends signed JSON POSTs of pairs to
+// url, each with a client order id of its own (run id and sequence number)
+// and a fresh timestamp, so that every request is a new order with a
+// signature accepted once.
+func SignedPosts(url, apiKey, secret, exchangeKey string, pairs []Pair) func(ctx context.Context, seq int64) (*http.Request, error) {
+	run := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	return func(ctx context.Context, seq int64) (*http.Request, error) {
+		ps := append(pairs[:len(pairs):len(pairs)], Pair{Name: "clientOrderId", Value: "lt" + run + "x" + strconv.FormatInt(seq, 10)})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(SignedBody(secret, ps, time.Now().UnixMilli())))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-API-KEY", apiKey)
+		req.Header.Set("X-API-EXCHANGE-KEY", exchangeKey)
+		return req, nil
+	}
 }
 
 // BinanceOrder is a signed POST /api/v3/order of form (url-encoded

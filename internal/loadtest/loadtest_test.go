@@ -77,7 +77,7 @@ func TestProxyMapsRoutes(t *testing.T) {
 	}
 }
 
-// TestSignedBody: the DESIGN.md 2.1 vector with a timestamp, signed as the
+// TestSignedBody: the docs/contract.md 2.1 vector with a timestamp, signed as the
 // gateway verifies a POST (members in order, strings unquoted).
 func TestSignedBody(t *testing.T) {
 	got := string(loadtest.SignedBody("ru8nVoVLNuNZ4qASWdmoBSsxzqZmXZFgnj2C5IWPZo0", []loadtest.Pair{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/kraken"
+	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/internal/secretbox"
 	"github.com/exgate/exgate/postgres"
 	"github.com/exgate/exgate/sqlite"
@@ -42,9 +43,20 @@ type Config struct {
 	LogFormat        string
 	KrakenTier       string
 	TrustedProxies   string
+	// MetricsAddr serves Prometheus metrics when set (never the API's
+	// address).
+	MetricsAddr string
+	// MarketDataLimit, OrderLimit and WithdrawalLimit are the per-route
+	// client limits, "N/period" ("200/10s") or "0" for none.
+	MarketDataLimit string
+	OrderLimit      string
+	WithdrawalLimit string
 	// KlineMemory is binance.Options.KlineMemory; no flag sets it (bench
 	// compare turns it off to measure full conversions).
 	KlineMemory int
+	// NoAudit leaves the audit trail out; no flag sets it (bench compare
+	// --overhead measures what the audit costs).
+	NoAudit bool
 	// envErrs are the environment variables whose values could not be
 	// read; Validate reports them rather than running on a default.
 	envErrs []error
@@ -102,6 +114,10 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		fs.BoolVar(&c.Coalesce, "market-data-coalescing", envBool("EXGATE_MARKET_DATA_COALESCING", true), "identical concurrent klines and order-book requests share one exchange call (env EXGATE_MARKET_DATA_COALESCING)")
 		fs.DurationVar(&c.MarketDataMaxAge, "market-data-max-age", envDuration("EXGATE_MARKET_DATA_MAX_AGE", 0), "reuse a klines or order-book answer for this long; 0 shares only overlapping calls (env EXGATE_MARKET_DATA_MAX_AGE)")
 		fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("EXGATE_TRUSTED_PROXIES", ""), "comma-separated CIDR prefixes of reverse proxies whose X-Forwarded-For names the client; empty: none (env EXGATE_TRUSTED_PROXIES)")
+		fs.StringVar(&c.MetricsAddr, "metrics-addr", env("EXGATE_METRICS_ADDR", ""), "serve Prometheus metrics at /metrics on this address, apart from the API; off when empty (env EXGATE_METRICS_ADDR)")
+		fs.StringVar(&c.MarketDataLimit, "market-data-limit", env("EXGATE_MARKET_DATA_LIMIT", rateText(httpapi.DefaultRouteLimits().MarketData)), "market-data requests allowed to each client key, N/period, 0 for none (env EXGATE_MARKET_DATA_LIMIT)")
+		fs.StringVar(&c.OrderLimit, "order-limit", env("EXGATE_ORDER_LIMIT", rateText(httpapi.DefaultRouteLimits().Orders)), "order and cancel requests allowed to each client key, N/period, 0 for none (env EXGATE_ORDER_LIMIT)")
+		fs.StringVar(&c.WithdrawalLimit, "withdrawal-limit", env("EXGATE_WITHDRAWAL_LIMIT", rateText(httpapi.DefaultRouteLimits().Withdrawals)), "withdrawal requests allowed to each client key, N/period, 0 for none (env EXGATE_WITHDRAWAL_LIMIT)")
 		fs.StringVar(&c.KrakenTier, "kraken-tier", env("EXGATE_KRAKEN_TIER", string(kraken.TierStarter)), "the Kraken account's verification tier, which sets the call counter exgate paces for: starter, intermediate or pro (env EXGATE_KRAKEN_TIER)")
 		fs.StringVar(&c.LogFormat, "log-format", env("EXGATE_LOG_FORMAT", "text"), "log format: text or json (env EXGATE_LOG_FORMAT)")
 	}
@@ -140,6 +156,12 @@ func (c *Config) Validate() error {
 	}
 	if _, err := parseTrustedProxies(c.TrustedProxies); err != nil {
 		errs = append(errs, err)
+	}
+	if _, err := c.routeLimits(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.MetricsAddr != "" && c.MetricsAddr == c.Addr && !strings.HasSuffix(c.Addr, ":0") {
+		errs = append(errs, errors.New("--metrics-addr must differ from --addr: metrics are never served on the API's address"))
 	}
 	return errors.Join(errs...)
 }

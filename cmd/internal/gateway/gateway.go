@@ -29,6 +29,7 @@ import (
 	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/localstate"
+	"github.com/exgate/exgate/metrics"
 	"github.com/exgate/exgate/redis"
 )
 
@@ -48,6 +49,9 @@ type State struct {
 	}
 	ping  func(ctx context.Context) error
 	close func() error
+	// replaySize is the replay guard's size where it is cheaply known
+	// (in process); nil with Redis.
+	replaySize func() int
 }
 
 // Close closes the connection to Redis, if any.
@@ -56,12 +60,14 @@ func (s *State) Close() error { return s.close() }
 // OpenState opens the shared state c names: Redis, or in process.
 func OpenState(ctx context.Context, c *Config) (*State, error) {
 	if c.RedisURL == "" {
+		replay := localstate.NewReplayGuard(nil)
 		return &State{
-			limiter: localstate.NewLimiter(nil),
-			nonces:  localstate.NewNonces(),
-			replay:  localstate.NewReplayGuard(nil),
-			ping:    func(context.Context) error { return nil },
-			close:   func() error { return nil },
+			limiter:    localstate.NewLimiter(nil),
+			nonces:     localstate.NewNonces(),
+			replay:     replay,
+			replaySize: replay.Len,
+			ping:       func(context.Context) error { return nil },
+			close:      func() error { return nil },
 		}, nil
 	}
 	rc, err := redis.Open(ctx, c.RedisURL)
@@ -89,29 +95,71 @@ func NewLogger(c *Config, w io.Writer) *slog.Logger {
 }
 
 // Build wires the exchanges, the journal and the HTTP API over a
-// store and shared state.
+// store and shared state, without metrics.
 func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger) (http.Handler, *journal.Service, map[string]exgate.Exchange) {
+	return BuildWithMetrics(cfg, st, state, log, nil)
+}
+
+// BuildWithMetrics is Build reporting to m (nil: no metrics): the API's
+// requests, the adapters' exchange calls and pacing, coalescing, the
+// journal and the replay guard's size.
+func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logger, m *metrics.Metrics) (http.Handler, *journal.Service, map[string]exgate.Exchange) {
+	limiter := state.limiter
+	upstream := func(string) *http.Client { return newUpstreamClient() }
+	if m != nil {
+		limiter = m.Limiter(limiter)
+		upstream = func(exchange string) *http.Client {
+			c := newUpstreamClient()
+			c.Transport = m.Transport(exchange, c.Transport)
+			return c
+		}
+		// Binance's published request-weight limit, which its adapter
+		// paces for; Gate.io reports its own in every answer.
+		m.SetWeightLimit(exgate.ExchangeBinance, 6000)
+		if state.replaySize != nil {
+			m.ReplayGuardSize(state.replaySize)
+		}
+	}
 	adapters := map[string]exgate.Exchange{
 		exgate.ExchangeSim: sim.New(sim.Options{Ledger: st}),
 		exgate.ExchangeBinance: binance.New(binance.Options{
-			BaseURL: cfg.BinanceURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, MetadataCache: state.metadata, KlineMemory: cfg.KlineMemory, Logger: log.With("exchange", "binance"),
+			BaseURL: cfg.BinanceURL, HTTPClient: upstream(exgate.ExchangeBinance), Limiter: limiter, MetadataCache: state.metadata, KlineMemory: cfg.KlineMemory, Logger: log.With("exchange", "binance"),
 		}),
 		exgate.ExchangeKraken: kraken.New(kraken.Options{
-			BaseURL: cfg.KrakenURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Nonces: state.nonces, KeyLocks: state.keyLocks, Tier: kraken.Tier(cfg.KrakenTier), Logger: log.With("exchange", "kraken"),
+			BaseURL: cfg.KrakenURL, HTTPClient: upstream(exgate.ExchangeKraken), Limiter: limiter, Nonces: state.nonces, KeyLocks: state.keyLocks, Tier: kraken.Tier(cfg.KrakenTier), Logger: log.With("exchange", "kraken"),
 		}),
 		exgate.ExchangeGateio: gateio.New(gateio.Options{
-			BaseURL: cfg.GateioURL, HTTPClient: newUpstreamClient(), Limiter: state.limiter, Logger: log.With("exchange", "gateio"),
+			BaseURL: cfg.GateioURL, HTTPClient: upstream(exgate.ExchangeGateio), Limiter: limiter, Logger: log.With("exchange", "gateio"),
 		}),
 	}
 	exchanges := make(map[string]exgate.Exchange, len(adapters))
 	for name, ex := range adapters {
 		if cfg.Coalesce {
-			ex = coalesce.New(ex, coalesce.Options{MaxAge: cfg.MarketDataMaxAge})
+			opts := coalesce.Options{MaxAge: cfg.MarketDataMaxAge}
+			if m != nil {
+				opts.Hit = func(kind string) { m.CoalesceHit(name, kind) }
+			}
+			ex = coalesce.New(ex, opts)
 		}
 		exchanges[name] = ex
 	}
-	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges, Logger: log})
+	jopts := journal.Options{Store: st, Exchanges: exchanges, Logger: log}
+	var observer interface {
+		ObserveRequest(route, exchange string, status int, d time.Duration)
+	}
+	if m != nil {
+		jopts.Metrics = m
+		observer = m
+	}
+	jr := journal.New(jopts)
 	trusted, _ := parseTrustedProxies(cfg.TrustedProxies) // validated with the configuration
+	routeLimits, _ := cfg.routeLimits()                   // validated with the configuration
+	var audit interface {
+		AppendAudit(ctx context.Context, e exgate.AuditEntry) (exgate.AuditEntry, error)
+	} = st
+	if cfg.NoAudit {
+		audit = nil
+	}
 	srv := httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
@@ -127,8 +175,10 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger) (http.H
 			{Name: "master key", Check: func(ctx context.Context) error { return checkMasterKey(ctx, st) }},
 		},
 		Controls:       st,
-		Audit:          st,
+		Audit:          audit,
 		TrustedProxies: trusted,
+		RouteLimits:    routeLimits,
+		Metrics:        observer,
 		OpenAPI:        api.Spec(),
 		Logger:         log,
 	})

@@ -563,6 +563,7 @@ func (s *Server) newRoutes() map[string]*route {
 			}
 			return 20
 		}, allowed: []string{"symbol", "orderId", "startTime", "endTime", "fromId", "limit"}, required: []string{"symbol"}, handle: s.handleMyTrades},
+		{method: http.MethodGet, path: "/sapi/v1/account/apiRestrictions", signed: true, sapi: "ip", weight: one, handle: s.handleAPIRestrictions},
 		{method: http.MethodGet, path: "/sapi/v1/capital/config/getall", signed: true, sapi: "ip", weight: fixed(10), handle: s.handleCoinConfig},
 		{method: http.MethodGet, path: "/sapi/v1/capital/deposit/hisrec", signed: true, sapi: "ip", weight: one,
 			allowed: []string{"includeSource", "coin", "status", "startTime", "endTime", "offset", "limit", "txId"}, handle: s.handleDepositHistory},

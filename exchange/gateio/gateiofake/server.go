@@ -437,6 +437,7 @@ var routes = map[string]*route{
 	"GET /spot/candlesticks":         {method: http.MethodGet, params: []string{"currency_pair", "interval", "limit", "from", "to"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleCandles},
 	"GET /spot/order_book":           {method: http.MethodGet, params: []string{"currency_pair", "interval", "limit", "with_id"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleBook},
 	"GET /wallet/currency_chains":    {method: http.MethodGet, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleChains},
+	"GET /account/detail":            {method: http.MethodGet, private: true, limit: 80, window: 10 * time.Second, handle: (*Server).handleAccountDetail},
 	"GET /spot/accounts":             {method: http.MethodGet, private: true, params: []string{"currency"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleAccounts},
 	"POST /spot/orders":              {method: http.MethodPost, private: true, limit: 10, window: time.Second, perPair: true, handle: (*Server).handleCreateOrder, status: http.StatusCreated},
 	"GET /spot/orders":               {method: http.MethodGet, private: true, params: []string{"currency_pair", "status", "page", "limit", "account", "from", "to", "side"}, limit: 200, window: 10 * time.Second, handle: (*Server).handleListOrders},

@@ -103,10 +103,21 @@ func (p Pacer) take(ctx context.Context, b Budget) error {
 			}
 			what = p.Exchange + " " + b.What + " in use"
 		}
-		if err := Wait(ctx, wait, p.MaxWait, what); err != nil {
+		err = Wait(ctx, wait, p.MaxWait, what)
+		if o, ok := p.Limiter.(PaceObserver); ok {
+			o.ObservePace(p.Exchange, b.What, err != nil)
+		}
+		if err != nil {
 			return err
 		}
 	}
+}
+
+// PaceObserver is what a Pacer's Limiter may also implement to hear of the
+// calls pacing held back (metrics): budget is Budget.What, refused is true
+// when the call was answered without being sent.
+type PaceObserver interface {
+	ObservePace(exchange, budget string, refused bool)
 }
 
 func (p Pacer) unreachable(err error) error {

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/cmd/internal/gateway"
+)
+
+// clockReader is an adapter that can read the exchange's clock
+// (exchange/<x>/doctor.go).
+type clockReader interface {
+	ServerTime(ctx context.Context) (time.Time, error)
+}
+
+// rightsReader is an adapter that can read an API key's rights from the
+// exchange: Binance all of them, Gate.io only its IP whitelist; Kraken
+// publishes no such call.
+type rightsReader interface {
+	KeyRights(ctx context.Context, cred exgate.Credential) (exgate.KeyRights, error)
+}
+
+// maxSkew is the clock difference doctor warns about: Binance refuses a
+// request stamped more than 1 s ahead of its clock, and its default
+// recvWindow is 5 s.
+const maxSkew = time.Second
+
+// doctorCheckTimeout bounds each check.
+const doctorCheckTimeout = 10 * time.Second
+
+// doctor prints one line per check and counts the failures.
+type doctor struct {
+	out   io.Writer
+	fails int
+}
+
+func (d *doctor) ok(what, format string, args ...any) {
+	fmt.Fprintf(d.out, "ok    %-28s %s\n", what, fmt.Sprintf(format, args...))
+}
+
+func (d *doctor) warn(what, format string, args ...any) {
+	fmt.Fprintf(d.out, "warn  %-28s %s\n", what, fmt.Sprintf(format, args...))
+}
+
+func (d *doctor) fail(what, format string, args ...any) {
+	d.fails++
+	fmt.Fprintf(d.out, "FAIL  %-28s %s\n", what, fmt.Sprintf(format, args...))
+}
+
+// runDoctor checks the store, Redis, each exchange's reachability and
+// clock, and each exchange key's credential and rights (docs/contract.md 2.6).
+func runDoctor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs, cfg := gateway.NewFlagSet("doctor", getenv, stderr, true)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("doctor: unexpected argument %q", fs.Arg(0))
+	}
+	d := &doctor{out: stdout}
+	st, err := gateway.OpenStore(ctx, cfg)
+	if err != nil {
+		d.fail("store", "%v", err)
+		return errors.New("doctor: 1 check failed; the store is needed for the others")
+	}
+	defer st.Close()
+	if err := checkWithin(ctx, st.Ping); err != nil {
+		d.fail("store", "%s unreachable: %v", storeName(cfg), err)
+	} else {
+		d.ok("store", "%s reachable, master key matches", storeName(cfg))
+	}
+
+	state, err := gateway.OpenState(ctx, cfg)
+	if err != nil {
+		d.fail("redis", "%v", err)
+		state = nil
+	} else {
+		defer state.Close()
+		if cfg.RedisURL == "" {
+			d.ok("redis", "not configured: limits and the replay guard are in process (one instance)")
+		} else {
+			d.ok("redis", "reachable")
+		}
+	}
+	if state == nil {
+		// The exchanges are still checked, on in-process state.
+		cfg.RedisURL = ""
+		if state, err = gateway.OpenState(ctx, cfg); err != nil {
+			return err
+		}
+		defer state.Close()
+	}
+	cfg.Coalesce = false // the adapters themselves, for their doctor calls
+	_, _, exchanges := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
+
+	creds, err := allCredentials(ctx, st)
+	if err != nil {
+		d.fail("exchange keys", "cannot be listed: %v", err)
+	}
+	used := map[string]bool{}
+	for _, c := range creds {
+		used[c.Exchange] = true
+	}
+	for _, name := range []string{exgate.ExchangeBinance, exgate.ExchangeKraken, exgate.ExchangeGateio} {
+		d.checkClock(ctx, name, exchanges[name], used[name])
+	}
+	for _, c := range creds {
+		d.checkCredential(ctx, c, exchanges[c.Exchange])
+	}
+	if d.fails > 0 {
+		return fmt.Errorf("doctor: %d check(s) failed", d.fails)
+	}
+	return nil
+}
+
+// checkWithin runs check with doctorCheckTimeout.
+func checkWithin(ctx context.Context, check func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, doctorCheckTimeout)
+	defer cancel()
+	return check(ctx)
+}
+
+// checkClock reads the exchange's clock: unreachable is a failure when an
+// exchange key uses the exchange, else a warning.
+func (d *doctor) checkClock(ctx context.Context, name string, ex exgate.Exchange, used bool) {
+	what := name + " reachability"
+	cr, ok := ex.(clockReader)
+	if !ok {
+		d.warn(what, "not available: the adapter cannot read the exchange's clock")
+		return
+	}
+	var server, t0, t1 time.Time
+	err := checkWithin(ctx, func(ctx context.Context) error {
+		var err error
+		t0 = time.Now()
+		server, err = cr.ServerTime(ctx)
+		t1 = time.Now()
+		return err
+	})
+	if err != nil {
+		if used {
+			d.fail(what, "unreachable: %v", err)
+		} else {
+			d.warn(what, "unreachable (no exchange key uses it): %v", err)
+		}
+		return
+	}
+	skew := server.Sub(t0.Add(t1.Sub(t0) / 2)).Round(time.Millisecond)
+	if skew > maxSkew || skew < -maxSkew {
+		d.warn(name+" clock", "the exchange's clock is %s from ours (more than %s): synchronize this host's clock (NTP)", skew, maxSkew)
+		return
+	}
+	d.ok(what, "reachable in %s, clock skew %s", t1.Sub(t0).Round(time.Millisecond), skew)
+}
+
+// checkCredential calls the exchange with the credential (a balance read)
+// and, where the exchange tells, compares its rights with exgate's.
+func (d *doctor) checkCredential(ctx context.Context, c exgate.Credential, ex exgate.Exchange) {
+	what := "key " + clipKey(c.ClientAPIKey) + "/" + c.Name
+	if c.Exchange == exgate.ExchangeSim {
+		d.ok(what, "sim: nothing to check")
+		return
+	}
+	if ex == nil {
+		d.fail(what, "exchange %q is not enabled on this gateway", c.Exchange)
+		return
+	}
+	if err := checkWithin(ctx, func(ctx context.Context) error {
+		_, err := ex.Balances(ctx, c)
+		return err
+	}); err != nil {
+		d.fail(what, "%s refused the credential: %v", c.Exchange, err)
+		return
+	}
+	rr, ok := ex.(rightsReader)
+	if !ok {
+		d.ok(what, "%s accepts the credential; its permissions: not available from %s", c.Exchange, c.Exchange)
+		return
+	}
+	var rights exgate.KeyRights
+	if err := checkWithin(ctx, func(ctx context.Context) (err error) {
+		rights, err = rr.KeyRights(ctx, c)
+		return err
+	}); err != nil {
+		d.warn(what, "%s accepts the credential; its permissions could not be read: %v", c.Exchange, err)
+		return
+	}
+	warned := false
+	if rights.IPRestricted != nil && !*rights.IPRestricted {
+		d.warn(what, "the %s key is not restricted to this gateway's IP addresses on %s", c.Exchange, c.Exchange)
+		warned = true
+	}
+	if rights.Trade == nil && rights.Withdraw == nil {
+		restricted := ""
+		if rights.IPRestricted != nil && *rights.IPRestricted {
+			restricted = ", IP-restricted"
+		}
+		d.ok(what, "%s accepts the credential%s; its permissions: not available from %s", c.Exchange, restricted, c.Exchange)
+		return
+	}
+	compare := func(p exgate.Permission, exchangeHas *bool) {
+		if exchangeHas == nil {
+			return
+		}
+		switch {
+		case c.Allows(p) && !*exchangeHas:
+			d.warn(what, "exgate allows %s but the %s key cannot: such requests will fail", p, c.Exchange)
+			warned = true
+		case !c.Allows(p) && *exchangeHas:
+			d.warn(what, "the %s key can %s but exgate never needs it: turn it off on %s", c.Exchange, p, c.Exchange)
+			warned = true
+		}
+	}
+	compare(exgate.PermissionTrade, rights.Trade)
+	compare(exgate.PermissionWithdraw, rights.Withdraw)
+	if !warned {
+		d.ok(what, "%s accepts the credential; its permissions match exgate's (%s)", c.Exchange, permText(c))
+	}
+}
+
+func permText(c exgate.Credential) string {
+	s := ""
+	for i, p := range c.Permissions {
+		if i > 0 {
+			s += ","
+		}
+		s += string(p)
+	}
+	return s
+}
+
+// clipKey shows the start of a client key, enough to tell keys apart.
+func clipKey(k string) string {
+	if len(k) > 8 {
+		return k[:8] + "…"
+	}
+	return k
+}
+
+// allCredentials is every active client key's exchange keys, with their
+// secrets (to call the exchange).
+func allCredentials(ctx context.Context, st exgate.Store) ([]exgate.Credential, error) {
+	keys, err := st.ListClientKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []exgate.Credential
+	for _, k := range keys {
+		if !k.Active() {
+			continue
+		}
+		list, err := st.ListCredentials(ctx, k.APIKey)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range list {
+			full, err := st.Credential(ctx, k.APIKey, c.Name)
+			if err != nil {
+				return nil, fmt.Errorf("exchange key %s/%s: %w", clipKey(k.APIKey), c.Name, err)
+			}
+			out = append(out, full)
+		}
+	}
+	return out, nil
+}

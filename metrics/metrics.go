@@ -1,0 +1,249 @@
+// Package metrics owns exgate's Prometheus registry and collectors. The
+// other packages never import it: each takes a small interface (or an
+// optional hook) in its options, nil meaning no metrics, and
+// cmd/internal/gateway passes a *Metrics when --metrics-addr is set.
+//
+// Label values are bounded: route patterns, exchange names, endpoint
+// classes, status codes, intent kinds and states. Never a client key, a
+// symbol from a request or an id.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/exgate/exgate"
+)
+
+// Metrics holds the registry (its own, never the global default one) and
+// every collector.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	requests        *prometheus.CounterVec
+	latency         *prometheus.HistogramVec
+	upstream        *prometheus.CounterVec
+	upstreamLimited *prometheus.CounterVec
+	weightUsed      *prometheus.GaugeVec
+	weightLimit     *prometheus.GaugeVec
+	clockSkew       *prometheus.GaugeVec
+	pacing          *prometheus.CounterVec
+	coalesced       *prometheus.CounterVec
+	intents         *prometheus.CounterVec
+	reconciled      *prometheus.CounterVec
+	backlog         prometheus.Gauge
+}
+
+// New builds the registry with every collector registered, plus the Go
+// runtime and process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exgate_http_requests_total",
+			Help: "API requests answered, by route pattern, exchange (none before the exchange key is known) and status.",
+		}, []string{"route", "exchange", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "exgate_http_request_duration_seconds",
+			Help:    "API request latency, by route pattern, exchange and status.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "exchange", "status"}),
+		upstream: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exgate_upstream_requests_total",
+			Help: "Calls to the exchanges, by exchange, endpoint class (market, orders, wallet, account, other) and status (error when no answer came).",
+		}, []string{"exchange", "class", "status"}),
+		upstreamLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exgate_upstream_rate_limited_total",
+			Help: "Answers 429 (rate limited) and 418 (banned) received from the exchanges.",
+		}, []string{"exchange", "status"}),
+		weightUsed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "exgate_upstream_weight_used",
+			Help: "Request weight used in the exchange's current window, as the exchange last reported it (Binance X-MBX-USED-WEIGHT-1M, Gate.io X-Gate-RateLimit-*).",
+		}, []string{"exchange"}),
+		weightLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "exgate_upstream_weight_limit",
+			Help: "Request weight allowed in the exchange's window (the limit exgate paces for, or the exchange's reported limit).",
+		}, []string{"exchange"}),
+		clockSkew: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "exgate_upstream_clock_skew_seconds",
+			Help: "The exchange's clock minus this host's, from the Date header of its last answer (whole seconds, so within about 0.5 s).",
+		}, []string{"exchange"}),
+		pacing: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exgate_pacing_total",
+			Help: "Calls the gateway's pacing held back, by exchange, budget and outcome: wait (sent after waiting) or refused (answered 503, nothing sent).",
+		}, []string{"exchange", "budget", "outcome"}),
+		coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exgate_coalesce_hits_total",
+			Help: "Market-data requests answered by another request's exchange call (shared in flight or reused within --market-data-max-age).",
+		}, []string{"exchange", "kind"}),
+		intents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exgate_journal_intents_total",
+			Help: "Journal intents recorded in each state (submitting, accepted, unknown, final), by kind.",
+		}, []string{"kind", "state"}),
+		reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exgate_journal_reconciliations_total",
+			Help: "Reconciliation reads of unfinished intents, by kind and outcome (final, unfinished, error).",
+		}, []string{"kind", "outcome"}),
+		backlog: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "exgate_journal_reconcile_backlog",
+			Help: "Intents the last reconciliation pass left unfinished.",
+		}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.upstream, m.upstreamLimited, m.weightUsed, m.weightLimit, m.clockSkew,
+		m.pacing, m.coalesced, m.intents, m.reconciled, m.backlog,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry is the registry the collectors are in.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// ObserveRequest records one API request: route is the ServeMux pattern
+// ("GET /v1/order"), never the raw path.
+func (m *Metrics) ObserveRequest(route, exchange string, status int, d time.Duration) {
+	if route == "" {
+		route = "none"
+	}
+	if exchange == "" {
+		exchange = "none"
+	}
+	code := strconv.Itoa(status)
+	m.requests.WithLabelValues(route, exchange, code).Inc()
+	m.latency.WithLabelValues(route, exchange, code).Observe(d.Seconds())
+}
+
+// SetWeightLimit records the request weight exgate paces an exchange for.
+func (m *Metrics) SetWeightLimit(exchange string, limit int) {
+	m.weightLimit.WithLabelValues(exchange).Set(float64(limit))
+}
+
+// CoalesceHit records a market-data request that shared another's call.
+func (m *Metrics) CoalesceHit(exchange, kind string) {
+	m.coalesced.WithLabelValues(exchange, kind).Inc()
+}
+
+// IntentState records an intent entering state.
+func (m *Metrics) IntentState(kind, state string) {
+	m.intents.WithLabelValues(kind, state).Inc()
+}
+
+// Reconciled records one reconciliation read and its outcome.
+func (m *Metrics) Reconciled(kind, outcome string) {
+	m.reconciled.WithLabelValues(kind, outcome).Inc()
+}
+
+// ReconcileBacklog records how many intents the last pass left unfinished.
+func (m *Metrics) ReconcileBacklog(n int) { m.backlog.Set(float64(n)) }
+
+// ReplayGuardSize exports size (signatures held) as a gauge read at each
+// scrape; for a guard that knows its size cheaply (in process).
+func (m *Metrics) ReplayGuardSize(size func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "exgate_replay_guard_signatures",
+		Help: "Signatures held by the in-process replay guard.",
+	}, func() float64 { return float64(size()) }))
+}
+
+// Transport counts next's calls to exchange by endpoint class and status,
+// the 429 and 418 answers, and the weight the exchange reports used.
+func (m *Metrics) Transport(exchange string, next http.RoundTripper) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return &transport{m: m, exchange: exchange, next: next}
+}
+
+type transport struct {
+	m        *Metrics
+	exchange string
+	next     http.RoundTripper
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	now := time.Now()
+	class := EndpointClass(req.URL.Path)
+	if err != nil {
+		t.m.upstream.WithLabelValues(t.exchange, class, "error").Inc()
+		return resp, err
+	}
+	code := strconv.Itoa(resp.StatusCode)
+	t.m.upstream.WithLabelValues(t.exchange, class, code).Inc()
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusTeapot {
+		t.m.upstreamLimited.WithLabelValues(t.exchange, code).Inc()
+	}
+	if d, err := http.ParseTime(resp.Header.Get("Date")); err == nil {
+		// Date is truncated to the second: its middle is the estimate.
+		t.m.clockSkew.WithLabelValues(t.exchange).Set(d.Add(500 * time.Millisecond).Sub(now).Seconds())
+	}
+	if v := resp.Header.Get("X-Mbx-Used-Weight-1m"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			t.m.weightUsed.WithLabelValues(t.exchange).Set(float64(n))
+		}
+	}
+	if lim, err := strconv.Atoi(resp.Header.Get("X-Gate-Ratelimit-Limit")); err == nil {
+		if left, err := strconv.Atoi(resp.Header.Get("X-Gate-Ratelimit-Requests-Remain")); err == nil {
+			t.m.weightLimit.WithLabelValues(t.exchange).Set(float64(lim))
+			t.m.weightUsed.WithLabelValues(t.exchange).Set(float64(lim - left))
+		}
+	}
+	return resp, nil
+}
+
+// EndpointClass maps an exchange URL path to one of a few classes, so the
+// label never carries an id a path may hold (Gate.io's /spot/orders/{id}).
+func EndpointClass(path string) string {
+	p := strings.ToLower(path)
+	switch {
+	case strings.Contains(p, "withdraw"), strings.Contains(p, "deposit"), strings.Contains(p, "wallet"), strings.Contains(p, "capital"):
+		return "wallet"
+	case strings.Contains(p, "order"), strings.Contains(p, "trade"), strings.Contains(p, "fill"), strings.Contains(p, "cancel"):
+		if strings.Contains(p, "order_book") || strings.Contains(p, "orderbook") || strings.Contains(p, "/public/") {
+			return "market"
+		}
+		return "orders"
+	case strings.Contains(p, "balance"), strings.Contains(p, "account"), strings.Contains(p, "apirestrictions"), strings.Contains(p, "getapikeyinfo"):
+		return "account"
+	case strings.Contains(p, "kline"), strings.Contains(p, "candle"), strings.Contains(p, "depth"), strings.Contains(p, "ohlc"),
+		strings.Contains(p, "ticker"), strings.Contains(p, "exchangeinfo"), strings.Contains(p, "assetpairs"), strings.Contains(p, "currency_pairs"),
+		strings.Contains(p, "/public/"), strings.HasSuffix(p, "/time"):
+		return "market"
+	}
+	return "other"
+}
+
+// Limiter wraps l so that the adapters' pacing reports through it the
+// calls it held back (ObservePace, found by the pacer with a type
+// assertion).
+func (m *Metrics) Limiter(l exgate.Limiter) exgate.Limiter { return &limiter{Limiter: l, m: m} }
+
+type limiter struct {
+	exgate.Limiter
+	m *Metrics
+}
+
+// ObservePace records a call held back by pacing: refused when it was
+// answered 503 without being sent, else it waited.
+func (l *limiter) ObservePace(exchange, budget string, refused bool) {
+	outcome := "wait"
+	if refused {
+		outcome = "refused"
+	}
+	l.m.pacing.WithLabelValues(exchange, budget, outcome).Inc()
+}
+
+// ClockSkewGauge is the clock-skew gauge of exchange (for tests).
+func (m *Metrics) ClockSkewGauge(exchange string) prometheus.Gauge {
+	return m.clockSkew.WithLabelValues(exchange)
+}
