@@ -192,15 +192,9 @@ func (e *Exchange) QueryOrder(ctx context.Context, cred exgate.Credential, q exg
 	if err != nil {
 		return exgate.Order{}, err
 	}
-	var p rest.Params
-	p.Add("symbol", mk.symbol)
-	switch {
-	case q.ClientOrderID != "":
-		p.Add("origClientOrderId", q.ClientOrderID)
-	case q.ExchangeOrderID != "":
-		p.Add("orderId", q.ExchangeOrderID)
-	default:
-		return exgate.Order{}, exgate.ParamError("clientOrderId", "an order is looked up by its client order id")
+	p, err := orderRef(mk, q.ClientOrderID, q.ExchangeOrderID, "looked up")
+	if err != nil {
+		return exgate.Order{}, err
 	}
 	body, err := e.c.do(ctx, request{ep: epQueryOrder, params: p, cred: &cred})
 	if err != nil {
@@ -615,15 +609,9 @@ func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req 
 	if err != nil {
 		return exgate.Order{}, err
 	}
-	var p rest.Params
-	p.Add("symbol", mk.symbol)
-	switch {
-	case req.ClientOrderID != "":
-		p.Add("origClientOrderId", req.ClientOrderID)
-	case req.ExchangeOrderID != "":
-		p.Add("orderId", req.ExchangeOrderID)
-	default:
-		return exgate.Order{}, exgate.ParamError("clientOrderId", "an order is canceled by its client order id")
+	p, err := orderRef(mk, req.ClientOrderID, req.ExchangeOrderID, "canceled")
+	if err != nil {
+		return exgate.Order{}, err
 	}
 	q := exgate.OrderQuery(req)
 	body, err := e.c.do(ctx, request{ep: epCancelOrder, params: p, cred: &cred})
@@ -830,4 +818,22 @@ func (e *Exchange) clientIDs(ctx context.Context, cred exgate.Credential, mk *ma
 		out[o.OrderID] = o.ClientOrderID
 	}
 	return out
+}
+
+// orderRef names one order of a market for GET and DELETE /api/v3/order:
+// by origClientOrderId, or by orderId when only the exchange's id is known
+// (an order placed outside the gateway). what says what the order is for
+// ("looked up", "canceled") in the error when neither is given.
+func orderRef(mk *market, clientOrderID, exchangeOrderID, what string) (rest.Params, error) {
+	var p rest.Params
+	p.Add("symbol", mk.symbol)
+	switch {
+	case clientOrderID != "":
+		p.Add("origClientOrderId", clientOrderID)
+	case exchangeOrderID != "":
+		p.Add("orderId", exchangeOrderID)
+	default:
+		return p, exgate.ParamError("clientOrderId", "an order is %s by its client order id", what)
+	}
+	return p, nil
 }
