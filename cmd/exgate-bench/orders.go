@@ -32,12 +32,13 @@ type orderBench struct {
 }
 
 // The orders: a market BUY of 0.001 BTC, or a GTC limit BUY of 0.001 BTC
-// at 1000 USDT, far under the fake's market, so that it rests. Every
+// at 30000 USDT, half the fake's market, so that it rests (and 30 USDT is
+// above BTCUSDT's minimum notional of 5, which 1000 USDT was not). Every
 // request carries a client order id of its own (the gateway journals it;
 // the same id again would answer the first order without placing one).
 const (
 	benchQuantity   = "0.001"
-	benchLimitPrice = "1000"
+	benchLimitPrice = "30000"
 )
 
 // orderAccounts is how many upstream accounts the order routes spread
