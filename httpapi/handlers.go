@@ -376,25 +376,12 @@ func (s *Server) handleBalances(w http.ResponseWriter, r *http.Request, c *call)
 }
 
 func (s *Server) handleDeposits(w http.ResponseWriter, r *http.Request, c *call) {
-	ps, err := newParams(c.params, "asset", "status")
+	asset, status, err := transferFilter(c.params)
 	if err != nil {
 		s.writeProblem(w, r, err, nil)
 		return
 	}
-	var f exgate.DepositFilter
-	if f.Asset, err = ps.asset("asset", false); err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
-	}
-	if text, err := ps.str("status", false); err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
-	} else if text != "" {
-		if f.Status, err = exgate.ParseTransferStatus(text); err != nil {
-			s.writeProblem(w, r, exgate.ParamError("status", "%s", err), nil)
-			return
-		}
-	}
+	f := exgate.DepositFilter{Asset: asset, Status: status}
 	deps, err := c.ex.RecentDeposits(r.Context(), c.cred, f)
 	if err != nil {
 		s.writeProblem(w, r, err, nil)
@@ -404,6 +391,26 @@ func (s *Server) handleDeposits(w http.ResponseWriter, r *http.Request, c *call)
 		deps = []exgate.Deposit{}
 	}
 	s.writeJSON(w, r, deps)
+}
+
+// transferFilter reads the optional asset and status of a list of
+// deposits or withdrawals (status: pending, completed, failed, canceled).
+func transferFilter(raw []param) (asset string, status exgate.TransferStatus, err error) {
+	ps, err := newParams(raw, "asset", "status")
+	if err != nil {
+		return "", "", err
+	}
+	if asset, err = ps.asset("asset", false); err != nil {
+		return "", "", err
+	}
+	text, err := ps.str("status", false)
+	if err != nil || text == "" {
+		return asset, "", err
+	}
+	if status, err = exgate.ParseTransferStatus(text); err != nil {
+		return "", "", exgate.ParamError("status", "%s", err)
+	}
+	return asset, status, nil
 }
 
 func (s *Server) handleDepositAddress(w http.ResponseWriter, r *http.Request, c *call) {

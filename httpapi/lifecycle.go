@@ -333,25 +333,12 @@ func (s *Server) handleFills(w http.ResponseWriter, r *http.Request, c *call) {
 }
 
 func (s *Server) handleRecentWithdrawals(w http.ResponseWriter, r *http.Request, c *call) {
-	ps, err := newParams(c.params, "asset", "status")
+	asset, status, err := transferFilter(c.params)
 	if err != nil {
 		s.writeProblem(w, r, err, nil)
 		return
 	}
-	var f exgate.WithdrawalFilter
-	if f.Asset, err = ps.asset("asset", false); err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
-	}
-	if text, err := ps.str("status", false); err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
-	} else if text != "" {
-		if f.Status, err = exgate.ParseTransferStatus(text); err != nil {
-			s.writeProblem(w, r, exgate.ParamError("status", "%s", err), nil)
-			return
-		}
-	}
+	f := exgate.WithdrawalFilter{Asset: asset, Status: status}
 	_, om, err := s.lifecycle(c)
 	if err != nil {
 		s.writeProblem(w, r, err, nil)

@@ -511,6 +511,9 @@ func TestErrors(t *testing.T) {
 		{"bad quantityIn", request{method: "POST", path: "/v1/order/market", body: `"asset1":"BTC","asset2":"USDT","side":"BUY","quantity":"1","quantityIn":"ETH"`}, "INVALID_PARAMETER", "quantityIn"},
 		{"asset given as number", request{method: "POST", path: "/v1/order/market", body: `"asset1":5,"asset2":"USDT","side":"BUY","quantity":"1","quantityIn":"asset1"`}, "INVALID_PARAMETER", "asset1"},
 		{"bad deposit status", request{path: "/v1/wallet/recent-deposits", query: "status=done"}, "INVALID_PARAMETER", "status"},
+		{"bad withdrawal status", request{path: "/v1/wallet/recent-withdraws", query: "status=done"}, "INVALID_PARAMETER", "status"},
+		{"bad withdrawal asset", request{path: "/v1/wallet/recent-withdraws", query: "asset=b%20tc"}, "INVALID_PARAMETER", "asset"},
+		{"unknown withdrawal filter", request{path: "/v1/wallet/recent-withdraws", query: "network=ETH"}, "INVALID_PARAMETER", "network"},
 		{"bad clientOrderId", request{method: "POST", path: "/v1/order/market", body: order + `,"clientOrderId":"has space"`}, "INVALID_PARAMETER", "clientOrderId"},
 		{"unknown symbol", request{path: "/v1/market/order-book", query: "asset1=DOGE&asset2=USDT"}, "UNKNOWN_SYMBOL", ""},
 		// A market order on the inverse pair is translated
