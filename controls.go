@@ -45,6 +45,9 @@ type ControlStore interface {
 	// AppendAudit adds an entry to the audit trail and returns it with its
 	// Seq and Time (now when zero). Entries are never changed or removed.
 	AppendAudit(ctx context.Context, e AuditEntry) (AuditEntry, error)
+	// AppendAudits adds entries in order, all or none, setting each one's
+	// Seq and Time (now when zero).
+	AppendAudits(ctx context.Context, es []AuditEntry) error
 	// AuditLog returns the entries f selects, newest first.
 	AuditLog(ctx context.Context, f AuditFilter) ([]AuditEntry, error)
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -29,7 +31,91 @@ type controlStore interface {
 
 // auditLog is where the audit trail goes.
 type auditLog interface {
-	AppendAudit(ctx context.Context, e exgate.AuditEntry) (exgate.AuditEntry, error)
+	AppendAudits(ctx context.Context, es []exgate.AuditEntry) error
+}
+
+// auditWriter writes the API's audit records after their answers, in the
+// order of the answers, in batches: every record queued while a batch is
+// being written goes into the next one, a single write transaction. The
+// answer does not wait for its record, so the record shares the store's
+// next commit with the connection's next request instead of holding the
+// connection for a commit of its own. A crash between an answer and the
+// next commit loses that answer's record, never the order or withdrawal,
+// which the journal recorded before the answer.
+type auditWriter struct {
+	log     auditLog
+	logger  *slog.Logger
+	mu      sync.Mutex
+	pending []exgate.AuditEntry
+	writing bool
+	// room is signaled after each batch, for adders waiting while
+	// maxAuditPending records are queued.
+	room *sync.Cond
+	// idle is closed when the writer stops with nothing queued.
+	idle chan struct{}
+}
+
+// maxAuditPending bounds the records queued: past it, a request waits for
+// the writer before it answers.
+const maxAuditPending = 4096
+
+func newAuditWriter(log auditLog, logger *slog.Logger) *auditWriter {
+	w := &auditWriter{log: log, logger: logger, idle: make(chan struct{})}
+	w.room = sync.NewCond(&w.mu)
+	close(w.idle)
+	return w
+}
+
+// add queues e and starts the writer when it is not running.
+func (w *auditWriter) add(e exgate.AuditEntry) {
+	w.mu.Lock()
+	for len(w.pending) >= maxAuditPending {
+		w.room.Wait()
+	}
+	w.pending = append(w.pending, e)
+	if !w.writing {
+		w.writing = true
+		w.idle = make(chan struct{})
+		go w.run()
+	}
+	w.mu.Unlock()
+}
+
+// run writes batches until nothing is queued.
+func (w *auditWriter) run() {
+	for {
+		w.mu.Lock()
+		batch := w.pending
+		w.pending = nil
+		if len(batch) == 0 {
+			w.writing = false
+			close(w.idle)
+			w.mu.Unlock()
+			return
+		}
+		w.room.Broadcast()
+		w.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := w.log.AppendAudits(ctx, batch); err != nil {
+			for _, e := range batch {
+				w.logger.Error("audit trail not written", "requestId", e.RequestID, "action", e.Action, "status", e.Status, "err", err)
+			}
+		}
+		cancel()
+	}
+}
+
+// wait returns when every record queued so far is written, or ctx ends.
+func (w *auditWriter) wait(ctx context.Context) error {
+	w.mu.Lock()
+	idle := w.idle
+	w.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("audit records still being written: %w", ctx.Err())
+	}
 }
 
 // clientAddr is the address the request comes from: the peer's, or, when
@@ -213,7 +299,6 @@ func (s *Server) audited(action string, h http.Handler) http.Handler {
 		if !note.authenticated {
 			return
 		}
-		_ = http.NewResponseController(w).Flush()
 		var outcome struct {
 			ID   string `json:"id"`
 			Code string `json:"code"`
@@ -230,13 +315,24 @@ func (s *Server) audited(action string, h http.Handler) http.Handler {
 			IntentID:    outcome.ID,
 			RequestID:   requestID(r.Context()),
 			Remote:      note.remote,
+			Time:        s.now(),
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
-		defer cancel()
-		if _, err := s.cfg.Audit.AppendAudit(ctx, e); err != nil {
-			s.log.ErrorContext(ctx, "audit trail not written", "requestId", e.RequestID, "action", action, "status", e.Status, "err", err)
-		}
+		// The record is queued before the answer is flushed, so records
+		// keep the order of the answers, and written after it, beside the
+		// connection's next request (auditWriter).
+		s.audit.add(e)
+		_ = http.NewResponseController(w).Flush()
 	})
+}
+
+// Drain waits until the audit records of the requests answered so far are
+// written, or ctx ends. Call it after the HTTP server has shut down and
+// before the store is closed.
+func (s *Server) Drain(ctx context.Context) error {
+	if s.audit == nil {
+		return nil
+	}
+	return s.audit.wait(ctx)
 }
 
 // auditDetails are a request's parameters for the audit trail: never the

@@ -1,9 +1,18 @@
 package httpapi
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"net/netip"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/exgate/exgate"
 )
 
 func TestClientAddr(t *testing.T) {
@@ -39,5 +48,66 @@ func TestClientAddr(t *testing.T) {
 				t.Errorf("clientAddr = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// batchLog records the batches it is given; the first one waits for
+// release.
+type batchLog struct {
+	mu      sync.Mutex
+	batches [][]string
+	started chan struct{}
+	release chan struct{}
+}
+
+func (l *batchLog) AppendAudits(_ context.Context, es []exgate.AuditEntry) error {
+	l.mu.Lock()
+	first := len(l.batches) == 0
+	var ids []string
+	for _, e := range es {
+		ids = append(ids, e.RequestID)
+	}
+	l.batches = append(l.batches, ids)
+	l.mu.Unlock()
+	if first {
+		close(l.started)
+		<-l.release
+	}
+	return nil
+}
+
+// TestAuditWriter: records queued while a batch is written go into the
+// next batch, in the order they were added, and wait returns once all
+// are written.
+func TestAuditWriter(t *testing.T) {
+	l := &batchLog{started: make(chan struct{}), release: make(chan struct{})}
+	w := newAuditWriter(l, slog.New(slog.DiscardHandler))
+	w.add(exgate.AuditEntry{RequestID: "r0"})
+	<-l.started
+	for i := 1; i <= 5; i++ {
+		w.add(exgate.AuditEntry{RequestID: fmt.Sprint("r", i)})
+	}
+	short, cancel := context.WithTimeout(t.Context(), time.Millisecond)
+	defer cancel()
+	if err := w.wait(short); err == nil {
+		t.Fatal("wait returned while a batch was still being written")
+	}
+	close(l.release)
+	if err := w.wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"r0"}, {"r1", "r2", "r3", "r4", "r5"}}
+	l.mu.Lock()
+	if diff := cmp.Diff(want, l.batches); diff != "" {
+		t.Errorf("batches (-want +got):\n%s", diff)
+	}
+	l.mu.Unlock()
+	// The writer stops when idle and starts again for the next record.
+	w.add(exgate.AuditEntry{RequestID: "r6"})
+	err := w.wait(t.Context())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil || len(l.batches) != 3 {
+		t.Errorf("after one more record: %v, batches %v", err, l.batches)
 	}
 }

@@ -62,7 +62,7 @@ func newControlledGateway(t *testing.T, trusted []netip.Prefix) (*gateway, *coun
 	})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	g := &gateway{t: t, srv: hs, store: st, clock: clk, validator: openapitest.New(t)}
+	g := &gateway{t: t, srv: hs, api: srv, store: st, clock: clk, validator: openapitest.New(t)}
 	g.apiKey, g.secret = g.addClient("client-a")
 	g.addCredential(g.apiKey, "demo", exgate.PermissionTrade, exgate.PermissionWithdraw)
 	return g, ex
@@ -277,6 +277,10 @@ func TestAuditTrail(t *testing.T) {
 	// Reads are not recorded.
 	wantCode(t, g.do(request{path: "/v1/wallet/account-balance"}), 200, "")
 
+	// The records are written after the answers.
+	if err := g.api.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
 	got, err := g.store.AuditLog(ctx, exgate.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)

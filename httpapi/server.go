@@ -111,6 +111,8 @@ type Server struct {
 	// before the withdrawal allowlist wraps it; nil when it has none.
 	life lifecycleLedger
 	mux  *http.ServeMux
+	// audit writes the audit trail when Config.Audit is set.
+	audit *auditWriter
 }
 
 // New builds the API handler.
@@ -131,6 +133,9 @@ func New(cfg Config) *Server {
 	if cfg.Controls != nil {
 		s.ips = &ipCache{store: cfg.Controls, ttl: ttl, now: s.now, entries: map[string]cachedIPs{}}
 		s.cfg.Ledger = addressGuard{ledger: cfg.Ledger, addresses: cfg.Controls, now: s.now}
+	}
+	if cfg.Audit != nil {
+		s.audit = newAuditWriter(cfg.Audit, s.log)
 	}
 	s.mux = http.NewServeMux()
 	s.routes()

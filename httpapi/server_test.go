@@ -52,6 +52,7 @@ func (c *clock) Add(d time.Duration) {
 type gateway struct {
 	t         *testing.T
 	srv       *httptest.Server
+	api       *httpapi.Server
 	store     *sqlite.Store
 	clock     *clock
 	validator *openapitest.Validator

@@ -36,6 +36,8 @@ var dialect = sqlstore.Dialect{
 	Name: "sqlite",
 	// Exactly INTEGER PRIMARY KEY: the rowid; AUTOINCREMENT: never reused.
 	Types: sqlstore.Types{Int: "INTEGER", Bytes: "BLOB", Serial: "INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT"},
+	// One writer, every commit synced: concurrent orders share commits.
+	GroupCommit: true,
 }
 
 // Store is the SQLite store. It is safe for concurrent use.

@@ -224,6 +224,29 @@ func (s suite) testAudit(t *testing.T) {
 	if diff := cmp.Diff(got[1], want); diff != "" {
 		t.Errorf("entry read back (-got +want):\n%s", diff)
 	}
+
+	// AppendAudits: in order, all or none.
+	bad := []exgate.AuditEntry{{Actor: exgate.AuditActorAPI, Action: "POST /v1/order/limit", APIKey: "k3"}, {Actor: exgate.AuditActorAPI, APIKey: "k3"}}
+	if err := e.AppendAudits(ctx, bad); err == nil {
+		t.Fatal("AppendAudits with an entry without an action succeeded")
+	}
+	batch := []exgate.AuditEntry{
+		{Actor: exgate.AuditActorAPI, Action: "POST /v1/order/limit", APIKey: "k3", Time: times[3].Add(time.Second)},
+		{Actor: exgate.AuditActorAPI, Action: "DELETE /v1/order", APIKey: "k3"},
+	}
+	if err := other.AppendAudits(ctx, batch); err != nil {
+		t.Fatalf("AppendAudits: %v", err)
+	}
+	if batch[0].Seq == 0 || batch[1].Seq <= batch[0].Seq || !batch[0].Time.Equal(times[3].Add(time.Second)) || batch[1].Time.IsZero() {
+		t.Fatalf("AppendAudits set %+v; want ascending seqs, the given time kept and the other set", batch)
+	}
+	got, err = e.AuditLog(ctx, exgate.AuditFilter{APIKey: "k3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(actions(got), []string{"DELETE /v1/order", "POST /v1/order/limit"}); diff != "" {
+		t.Errorf("after AppendAudits (-got +want):\n%s", diff)
+	}
 }
 
 func (s suite) testMasterKeyCheck(t *testing.T) {

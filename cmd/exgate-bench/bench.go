@@ -130,7 +130,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var mk [32]byte
 	_, _ = rand.Read(mk[:])
 	masterKey := base64.StdEncoding.EncodeToString(mk[:])
-	startGateway := func(coalescing bool, age time.Duration, klineMemory int, dir string) (string, exgate.ClientKey, func(), error) {
+	startGateway := func(coalescing bool, age time.Duration, klineMemory int, dir string) (string, []exgate.ClientKey, func(), error) {
 		cfg := &gateway.Config{DataDir: dir, BinanceURL: up.URL, KrakenURL: "http://127.0.0.1:1", GateioURL: "http://127.0.0.1:1",
 			Coalesce: coalescing, MarketDataMaxAge: age, KlineMemory: klineMemory, LogFormat: "text"}
 		if *databaseURL != "" {
@@ -138,30 +138,30 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		st, err := gateway.OpenStore(ctx, cfg)
 		if err != nil {
-			return "", exgate.ClientKey{}, nil, err
+			return "", nil, nil, err
 		}
 		state, _ := gateway.OpenState(ctx, cfg)
-		key, err := gateway.NewClientKey(ctx, st, "bench", false)
+		keys, err := newBenchClientKeys(ctx, st)
 		for i, a := range accounts {
 			if err != nil {
 				break
 			}
-			_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: exchangeKeyName(i), Exchange: exgate.ExchangeBinance,
+			_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: keys[i%len(keys)].APIKey, Name: exchangeKeyName(i), Exchange: exgate.ExchangeBinance,
 				Key: a.key, Secret: a.secret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
 		}
 		if err != nil {
 			st.Close()
-			return "", key, nil, err
+			return "", nil, nil, err
 		}
 		h, _, _ := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
 		u, stop, err := serveLoopback(h)
 		if err != nil {
 			st.Close()
-			return "", key, nil, err
+			return "", nil, nil, err
 		}
-		return u, key, func() { stop(); st.Close() }, nil
+		return u, keys, func() { stop(); st.Close() }, nil
 	}
-	gwURL, gwKey, stopGW, err := startGateway(false, 0, 0, dataDir+"/plain")
+	gwURL, gwKeys, stopGW, err := startGateway(false, 0, 0, dataDir+"/plain")
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return compareOrders(ctx, orderBench{
 			route: *route, conc: *conc, dur: *dur, rounds: *rounds,
 			upstream: up.URL, accounts: accounts,
-			proxyURL: proxyURL, gatewayURL: gwURL, key: gwKey,
+			proxyURL: proxyURL, gatewayURL: gwURL, keys: gwKeys,
 		}, stdout, stderr)
 	}
 	fullURL, fullKey, stopFull, err := startGateway(false, 0, -1, dataDir+"/full")
@@ -200,10 +200,10 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	direct := loadtest.Target{URL: up.URL + "/api/v3/klines?symbol=BTCUSDT&interval=1m&limit=" + strconv.Itoa(*limit)}
 	proxy := loadtest.Target{URL: proxyURL + "/v1/market/recent-klines?" + q}
-	gateway := loadtest.Target{URL: gwURL + "/v1/market/recent-klines?" + q, APIKey: gwKey.APIKey, Secret: gwKey.Secret, ExchangeKey: "bench"}
-	full := loadtest.Target{URL: fullURL + "/v1/market/recent-klines?" + q, APIKey: fullKey.APIKey, Secret: fullKey.Secret, ExchangeKey: "bench"}
-	hot := loadtest.Target{URL: hotURL + "/v1/market/recent-klines?" + q, APIKey: hotKey.APIKey, Secret: hotKey.Secret, ExchangeKey: "bench"}
-	aged := loadtest.Target{URL: agedURL + "/v1/market/recent-klines?" + q, APIKey: agedKey.APIKey, Secret: agedKey.Secret, ExchangeKey: "bench"}
+	gateway := loadtest.Target{URL: gwURL + "/v1/market/recent-klines?" + q, APIKey: gwKeys[0].APIKey, Secret: gwKeys[0].Secret, ExchangeKey: "bench"}
+	full := loadtest.Target{URL: fullURL + "/v1/market/recent-klines?" + q, APIKey: fullKey[0].APIKey, Secret: fullKey[0].Secret, ExchangeKey: "bench"}
+	hot := loadtest.Target{URL: hotURL + "/v1/market/recent-klines?" + q, APIKey: hotKey[0].APIKey, Secret: hotKey[0].Secret, ExchangeKey: "bench"}
+	aged := loadtest.Target{URL: agedURL + "/v1/market/recent-klines?" + q, APIKey: agedKey[0].APIKey, Secret: agedKey[0].Secret, ExchangeKey: "bench"}
 
 	// Warm up connections, caches and the adapters' market metadata.
 	for _, t := range []loadtest.Target{direct, proxy, gateway, full, hot, aged} {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/cmd/internal/gateway"
 	"github.com/exgate/exgate/internal/loadtest"
 )
 
@@ -28,7 +29,9 @@ type orderBench struct {
 	upstream             string
 	accounts             []upstreamAccount
 	proxyURL, gatewayURL string
-	key                  exgate.ClientKey
+	// keys are the gateway's client keys; accounts[i] is an exchange key
+	// of keys[i%len(keys)].
+	keys []exgate.ClientKey
 }
 
 // The orders: a market BUY of 0.001 BTC, or a GTC limit BUY of 0.001 BTC
@@ -44,6 +47,24 @@ const (
 // orderAccounts is how many upstream accounts the order routes spread
 // their orders over.
 const orderAccounts = 512
+
+// benchClientKeys is how many client keys the gateway's orders are spread
+// over: each client key may hold 10 000 live signatures in the replay guard
+// (docs/contract.md 2.1), which one key would pass in a few seconds of
+// closed-loop orders.
+const benchClientKeys = 8
+
+// newBenchClientKeys creates the client keys of a benchmark's gateway.
+func newBenchClientKeys(ctx context.Context, st exgate.Store) ([]exgate.ClientKey, error) {
+	keys := make([]exgate.ClientKey, benchClientKeys)
+	for i := range keys {
+		var err error
+		if keys[i], err = gateway.NewClientKey(ctx, st, "bench"+strconv.Itoa(i), false); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
 
 // upstreamAccount is an API key of the fake Binance.
 type upstreamAccount struct{ key, secret string }
@@ -99,9 +120,11 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 		return req, nil
 	}}
 	gateway := loadtest.Target{New: func(ctx context.Context, seq int64) (*http.Request, error) {
-		req := post(ctx, b.gatewayURL+path, loadtest.SignedBody(b.key.Secret, pairs(seq), time.Now().UnixMilli()))
-		req.Header.Set("X-API-KEY", b.key.APIKey)
-		req.Header.Set("X-API-EXCHANGE-KEY", exchangeKeyName(int(seq%int64(len(b.accounts)))))
+		i := int(seq % int64(len(b.accounts)))
+		key := b.keys[i%len(b.keys)]
+		req := post(ctx, b.gatewayURL+path, loadtest.SignedBody(key.Secret, pairs(seq), time.Now().UnixMilli()))
+		req.Header.Set("X-API-KEY", key.APIKey)
+		req.Header.Set("X-API-EXCHANGE-KEY", exchangeKeyName(i))
 		return req, nil
 	}}
 	measure := func(name string, t loadtest.Target, cfg loadtest.Config) (loadtest.Result, error) {

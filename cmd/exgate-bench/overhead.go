@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
@@ -32,28 +33,30 @@ func benchOverhead(ctx context.Context, conc int, dur time.Duration, rounds int,
 	}
 	defer os.RemoveAll(dataDir)
 
-	start := func(observed bool, dir string) (string, exgate.ClientKey, func(), error) {
+	start := func(observed bool, dir string) (string, []exgate.ClientKey, func(), error) {
 		cfg := &gateway.Config{DataDir: dir, BinanceURL: up.URL, KrakenURL: "http://127.0.0.1:1", GateioURL: "http://127.0.0.1:1",
 			LogFormat: "text", NoAudit: !observed}
 		st, err := gateway.OpenStore(ctx, cfg)
 		if err != nil {
-			return "", exgate.ClientKey{}, nil, err
+			return "", nil, nil, err
 		}
 		state, _ := gateway.OpenState(ctx, cfg)
-		key, err := gateway.NewClientKey(ctx, st, "bench", false)
-		if err == nil {
-			_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: exgate.ExchangeBinance,
-				Key: apiKey, Secret: secret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
-		}
-		if err == nil {
-			// Orders go to sim: Binance (and its fake) allow an account 100
-			// orders per 10 s, which would measure the exchange's limit.
-			_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "sim", Exchange: exgate.ExchangeSim,
-				Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
+		keys, err := newBenchClientKeys(ctx, st)
+		for _, key := range keys {
+			if err == nil {
+				_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: exgate.ExchangeBinance,
+					Key: apiKey, Secret: secret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
+			}
+			if err == nil {
+				// Orders go to sim: Binance (and its fake) allow an account 100
+				// orders per 10 s, which would measure the exchange's limit.
+				_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "sim", Exchange: exgate.ExchangeSim,
+					Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
+			}
 		}
 		if err != nil {
 			st.Close()
-			return "", key, nil, err
+			return "", nil, nil, err
 		}
 		var m *metrics.Metrics
 		if observed {
@@ -66,9 +69,9 @@ func benchOverhead(ctx context.Context, conc int, dur time.Duration, rounds int,
 		if err != nil {
 			cancel()
 			st.Close()
-			return "", key, nil, err
+			return "", nil, nil, err
 		}
-		return u, key, func() { stop(); cancel(); st.Close() }, nil
+		return u, keys, func() { stop(); cancel(); st.Close() }, nil
 	}
 	bareURL, bareKey, stopBare, err := start(false, dataDir+"/bare")
 	if err != nil {
@@ -84,9 +87,16 @@ func benchOverhead(ctx context.Context, conc int, dur time.Duration, rounds int,
 	const q = "asset1=BTC&asset2=USDT&interval=1m&limit=100"
 	order := []loadtest.Pair{{Name: "asset1", Value: "BTC"}, {Name: "asset2", Value: "USDT"}, {Name: "side", Value: "BUY"},
 		{Name: "quantity", Value: "10"}, {Name: "quantityIn", Value: "asset2"}}
-	targets := func(u string, k exgate.ClientKey) (reads, orders loadtest.Target) {
-		reads = loadtest.Target{URL: u + "/v1/market/recent-klines?" + q, APIKey: k.APIKey, Secret: k.Secret, ExchangeKey: "bench"}
-		orders = loadtest.Target{URL: u + "/v1/order/market", New: loadtest.SignedPosts(u+"/v1/order/market", k.APIKey, k.Secret, "sim", order)}
+	targets := func(u string, keys []exgate.ClientKey) (reads, orders loadtest.Target) {
+		reads = loadtest.Target{URL: u + "/v1/market/recent-klines?" + q, APIKey: keys[0].APIKey, Secret: keys[0].Secret, ExchangeKey: "bench"}
+		// The orders take turns among the client keys (newBenchClientKeys).
+		posts := make([]func(context.Context, int64) (*http.Request, error), len(keys))
+		for i, k := range keys {
+			posts[i] = loadtest.SignedPosts(u+"/v1/order/market", k.APIKey, k.Secret, "sim", order)
+		}
+		orders = loadtest.Target{URL: u + "/v1/order/market", New: func(ctx context.Context, seq int64) (*http.Request, error) {
+			return posts[seq%int64(len(posts))](ctx, seq)
+		}}
 		return reads, orders
 	}
 	bareReads, bareOrders := targets(bareURL, bareKey)

@@ -106,6 +106,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	// The audit records of the last answers, before the store closes.
+	if err := handler.Drain(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
 	return nil
 }
 

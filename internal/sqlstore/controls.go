@@ -132,8 +132,34 @@ func (s *Store) AllowedAddresses(ctx context.Context, apiKey, name string) ([]ex
 
 // AppendAudit implements exgate.Store.
 func (s *Store) AppendAudit(ctx context.Context, e exgate.AuditEntry) (exgate.AuditEntry, error) {
+	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.insertAudit(ctx, tx, &e) })
+	if err != nil {
+		return e, s.fail("append audit", err)
+	}
+	return e, nil
+}
+
+// AppendAudits implements exgate.Store: the entries in one transaction, in
+// order; none is written when one is invalid.
+func (s *Store) AppendAudits(ctx context.Context, es []exgate.AuditEntry) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for i := range es {
+			if err := s.insertAudit(ctx, tx, &es[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return s.fail("append audit", err)
+	}
+	return nil
+}
+
+// insertAudit writes e and sets its Seq and Time.
+func (s *Store) insertAudit(ctx context.Context, tx *sql.Tx, e *exgate.AuditEntry) error {
 	if e.Actor == "" || e.Action == "" {
-		return e, s.fail("append audit", errors.New("actor and action are required"))
+		return errors.New("actor and action are required")
 	}
 	if e.Time.IsZero() {
 		e.Time = s.now()
@@ -143,21 +169,15 @@ func (s *Store) AppendAudit(ctx context.Context, e exgate.AuditEntry) (exgate.Au
 	if len(e.Details) > 0 {
 		b, err := json.Marshal(e.Details)
 		if err != nil {
-			return e, s.fail("append audit", err)
+			return err
 		}
 		details = string(b)
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `INSERT INTO audit_log
-			(at, actor, action, api_key, exchange_key, details, status, code, intent_id, request_id, remote)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`,
-			unixNano(e.Time), e.Actor, e.Action, e.APIKey, e.ExchangeKey, details, e.Status, e.Code,
-			e.IntentID, e.RequestID, e.Remote).Scan(&e.Seq)
-	})
-	if err != nil {
-		return e, s.fail("append audit", err)
-	}
-	return e, nil
+	return tx.QueryRowContext(ctx, `INSERT INTO audit_log
+		(at, actor, action, api_key, exchange_key, details, status, code, intent_id, request_id, remote)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`,
+		unixNano(e.Time), e.Actor, e.Action, e.APIKey, e.ExchangeKey, details, e.Status, e.Code,
+		e.IntentID, e.RequestID, e.Remote).Scan(&e.Seq)
 }
 
 // AuditLog implements exgate.Store.

@@ -38,6 +38,10 @@ type Dialect struct {
 	// transaction ends (" FOR UPDATE"); empty where a write transaction
 	// locks the whole database anyway.
 	LockRow string
+	// GroupCommit runs concurrent write transactions as one, each in a
+	// savepoint, with one commit (groupcommit.go): for a database with a
+	// single writer whose every commit is synced to disk (SQLite).
+	GroupCommit bool
 }
 
 // Types are the column types the schema (migrations/*.sql) names by
@@ -82,6 +86,8 @@ type Store struct {
 	write *sql.DB // write transactions
 	read  *sql.DB // reads outside transactions; may be write
 	box   *secretbox.Box
+	// group, when set, batches the write transactions (Dialect.GroupCommit).
+	group *groupCommit
 }
 
 var _ exgate.Store = (*Store)(nil)
@@ -95,7 +101,11 @@ func New(d Dialect, write, read *sql.DB, masterKey []byte) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
-	return &Store{d: d, write: write, read: read, box: box}, nil
+	s := &Store{d: d, write: write, read: read, box: box}
+	if d.GroupCommit {
+		s.group = &groupCommit{db: write}
+	}
+	return s, nil
 }
 
 // Close closes the database connections.
@@ -179,8 +189,13 @@ func (s *Store) fail(what string, err error) error {
 	return fmt.Errorf("%s: %s: %w", s.d.Name, what, err)
 }
 
-// inTx runs fn in a write transaction and commits it when fn returns nil.
+// inTx runs fn in a write transaction and commits it when fn returns nil;
+// nothing fn did is kept when it returns an error. With group commit the
+// transaction may be shared with other callers' (groupcommit.go).
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.group != nil {
+		return s.group.do(ctx, fn)
+	}
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

@@ -96,14 +96,14 @@ func NewLogger(c *Config, w io.Writer) *slog.Logger {
 
 // Build wires the exchanges, the journal and the HTTP API over a
 // store and shared state, without metrics.
-func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger) (http.Handler, *journal.Service, map[string]exgate.Exchange) {
+func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger) (*httpapi.Server, *journal.Service, map[string]exgate.Exchange) {
 	return BuildWithMetrics(cfg, st, state, log, nil)
 }
 
 // BuildWithMetrics is Build reporting to m (nil: no metrics): the API's
 // requests, the adapters' exchange calls and pacing, coalescing, the
 // journal and the replay guard's size.
-func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logger, m *metrics.Metrics) (http.Handler, *journal.Service, map[string]exgate.Exchange) {
+func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logger, m *metrics.Metrics) (*httpapi.Server, *journal.Service, map[string]exgate.Exchange) {
 	limiter := state.limiter
 	upstream := func(string) *http.Client { return newUpstreamClient() }
 	if m != nil {
@@ -155,7 +155,7 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 	trusted, _ := parseTrustedProxies(cfg.TrustedProxies) // validated with the configuration
 	routeLimits, _ := cfg.routeLimits()                   // validated with the configuration
 	var audit interface {
-		AppendAudit(ctx context.Context, e exgate.AuditEntry) (exgate.AuditEntry, error)
+		AppendAudits(ctx context.Context, es []exgate.AuditEntry) error
 	} = st
 	if cfg.NoAudit {
 		audit = nil
