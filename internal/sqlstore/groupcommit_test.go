@@ -82,8 +82,8 @@ func TestGroupCommit(t *testing.T) {
 		whole bool
 	}{
 		{
-			name: "all succeed",
-			work: func(i int) (func(*sql.Tx) error, bool) { return insert(fmt.Sprint("k", i)), true },
+			name:     "all succeed",
+			work:     func(i int) (func(*sql.Tx) error, bool) { return insert(fmt.Sprint("k", i)), true },
 			wantKeys: []string{"first", "k0", "k1", "k2", "k3"},
 		},
 		{
