@@ -120,7 +120,18 @@ func (e *Exchange) open(ctx context.Context, cred exgate.Credential) error {
 	if _, ok := e.opened.Load(cred.ID); ok {
 		return nil
 	}
-	if err := e.ledger.EnsureSimAccount(ctx, cred.ID, InitialBalances()); err != nil {
+	err := e.ledger.EnsureSimAccount(ctx, cred.ID, InitialBalances())
+	if errors.Is(err, exgate.ErrNotFound) {
+		// The exchange key was removed while this request was under way
+		// (the gateway caches keys briefly): refused as the next request
+		// will be.
+		return &exgate.Error{
+			Code:   exgate.CodeUnknownExchangeKey,
+			Detail: fmt.Sprintf("exchange key %q no longer exists", cred.Name),
+			Err:    fmt.Errorf("sim: open account of credential %d: %w", cred.ID, err),
+		}
+	}
+	if err != nil {
 		return &exgate.Error{
 			Code:   exgate.CodeExchangeError,
 			Detail: "sim could not open the paper account",

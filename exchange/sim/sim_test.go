@@ -435,6 +435,23 @@ func TestLedgerFailures(t *testing.T) {
 	}
 }
 
+// removedLedger has no credential behind any account, as the store has
+// once the exchange key is removed.
+type removedLedger struct{ *sim.MemoryLedger }
+
+func (removedLedger) EnsureSimAccount(context.Context, int64, []exgate.BalanceChange) error {
+	return fmt.Errorf("credential: %w", exgate.ErrNotFound)
+}
+
+// TestRemovedExchangeKey: a request that reaches sim after its exchange
+// key was removed is refused as UNKNOWN_EXCHANGE_KEY, not as an exchange
+// error.
+func TestRemovedExchangeKey(t *testing.T) {
+	e := sim.New(sim.Options{Ledger: removedLedger{sim.NewMemoryLedger()}, Now: func() time.Time { return testNow }})
+	_, err := e.Balances(t.Context(), testCredential())
+	wantCode(t, err, exgate.CodeUnknownExchangeKey, "")
+}
+
 // forgetfulLedger loses every account once, like a store reset under a
 // running gateway.
 type forgetfulLedger struct {
