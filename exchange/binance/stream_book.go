@@ -56,8 +56,8 @@ func parseDepthEvent(b []byte) (depthEvent, error) {
 	}
 	for _, side := range [][][2]string{ev.Bids, ev.Asks} {
 		for _, l := range side {
-			if _, err := plainDecimal(l[0]); err != nil {
-				return depthEvent{}, fmt.Errorf("depth update price: %w", err)
+			if p, err := exgate.ParseDecimal(l[0]); err != nil || !p.IsPositive() {
+				return depthEvent{}, fmt.Errorf("depth update price %.40q is not a positive decimal", l[0])
 			}
 			if _, err := plainDecimal(l[1]); err != nil {
 				return depthEvent{}, fmt.Errorf("depth update quantity: %w", err)

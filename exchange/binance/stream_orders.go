@@ -346,6 +346,9 @@ func (w *orderWatch) report(ctx context.Context, r *executionReport) {
 	}
 	oj := r.orderJSON()
 	t := w.orders[strconv.FormatInt(r.OrderID, 10)]
+	if t.stale(oj.ExecutedQty.Decimal, orderStatus(oj.Status)) {
+		return
+	}
 	var fills []fillJSON
 	if t != nil {
 		fills = t.fills
@@ -383,7 +386,7 @@ func (w *orderWatch) put(o exgate.Order, fills []fillJSON) {
 		executed = o.ExecutedQuantity.Decimal
 	}
 	t := w.orders[o.ExchangeOrderID]
-	if t != nil && (t.final || executed.LessThan(t.executed) || (executed.Equal(t.executed) && o.Status == t.status)) {
+	if t.stale(executed, o.Status) {
 		return
 	}
 	if t == nil {
@@ -399,6 +402,13 @@ func (w *orderWatch) put(o exgate.Order, fills []fillJSON) {
 	}
 	w.symbols[sym] = true
 	w.emit(o)
+}
+
+// stale reports whether an order state is no news after t (nil: no
+// state emitted yet): the order ended, or has as much executed in the
+// same status, or more.
+func (t *tracked) stale(executed decimal.Decimal, status exgate.OrderStatus) bool {
+	return t != nil && (t.final || executed.LessThan(t.executed) || (executed.Equal(t.executed) && status == t.status))
 }
 
 // prune forgets the ended orders once too many are remembered.
