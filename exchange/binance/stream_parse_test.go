@@ -164,7 +164,9 @@ func TestKlineState(t *testing.T) {
 	st.update(k(0, "9", 9), false, nil, emit, nil)                // stale
 	rows := []exgate.Kline{k(60000, "2.5", 4), k(120000, "3", 1)} // the close of 60000 was missed
 	st.update(k(120000, "3", 1), false, rows, emit, func(o int64) { missing = append(missing, o) })
-	up := func(k exgate.Kline, closed bool) exgate.KlineUpdate { return exgate.KlineUpdate{Kline: k, Closed: closed} }
+	up := func(k exgate.Kline, closed bool) exgate.KlineUpdate {
+		return exgate.KlineUpdate{Kline: k, Closed: closed}
+	}
 	want := []exgate.KlineUpdate{up(k(0, "1", 1), false), up(k(0, "1.5", 2), false), up(k(0, "1.6", 3), true),
 		up(k(60000, "2", 1), false), up(k(60000, "2.5", 4), true), up(k(120000, "3", 1), false)}
 	if diff := cmp.Diff(want, got); diff != "" {
