@@ -59,6 +59,22 @@ type Options struct {
 	// RetryBackoff is the first pause before a read is retried (doubled,
 	// with jitter, each time); default 200 ms.
 	RetryBackoff time.Duration
+
+	// StreamURL is the WebSocket market streams endpoint; default
+	// DefaultStreamURL. The gateway sets it from EXGATE_BINANCE_WS_URL.
+	StreamURL string
+	// WSAPIURL is the WebSocket API endpoint that carries the order
+	// updates; default DefaultWSAPIURL. The gateway sets it from
+	// EXGATE_BINANCE_WS_API_URL.
+	WSAPIURL string
+	// StreamIdle is how long a stream connection may stay silent (no
+	// message, no ping) before it is dropped and reconnected; default
+	// DefaultStreamIdle.
+	StreamIdle time.Duration
+	// StreamBackoffMin and StreamBackoffMax bound the wait between two
+	// stream connection attempts (doubled per failure, with jitter);
+	// defaults 250 ms and 30 s.
+	StreamBackoffMin, StreamBackoffMax time.Duration
 }
 
 // Exchange is the Binance Spot adapter. It is safe for concurrent use; one
@@ -71,6 +87,7 @@ type Exchange struct {
 	// klines keeps the last klines answer per request and its encoding,
 	// for AppendRecentKlinesJSON.
 	klines *klineMemo
+	stream streamConfig
 }
 
 var _ exgate.Exchange = (*Exchange)(nil)
@@ -96,6 +113,7 @@ func New(opts Options) *Exchange {
 		markets: &markets{c: c, ttl: opts.MarketsTTL, cache: opts.MetadataCache, cacheKey: "binance:exchangeInfo:" + t.BaseURL},
 		coins:   &coins{c: c, ttl: opts.CoinsTTL},
 		klines:  newKlineMemo(cmp.Or(opts.KlineMemory, klineMemoBytes)),
+		stream:  newStreamConfig(opts),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/binance"
 	"github.com/exgate/exgate/exchange/kraken"
 	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/internal/secretbox"
@@ -25,12 +27,17 @@ import (
 // Config is every setting of docs/contract.md section 1: flag, else environment
 // variable, else default.
 type Config struct {
-	Addr             string
-	DataDir          string
-	DatabaseURL      string
-	RedisURL         string
-	MasterKey        string
-	BinanceURL       string
+	Addr        string
+	DataDir     string
+	DatabaseURL string
+	RedisURL    string
+	MasterKey   string
+	BinanceURL  string
+	// BinanceWSURL and BinanceWSAPIURL are Binance's WebSocket market
+	// streams and WebSocket API endpoints (the live streams); empty
+	// means Binance's production ones.
+	BinanceWSURL     string
+	BinanceWSAPIURL  string
 	KrakenURL        string
 	GateioURL        string
 	RequireTimestamp bool
@@ -104,6 +111,8 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		fs.StringVar(&c.Addr, "addr", env("EXGATE_ADDR", "127.0.0.1:8080"), "listen address (env EXGATE_ADDR)")
 		fs.StringVar(&c.RedisURL, "redis-url", env("EXGATE_REDIS_URL", ""), "redis://… to share limits, replay guard and nonces between instances (env EXGATE_REDIS_URL)")
 		fs.StringVar(&c.BinanceURL, "binance-url", env("EXGATE_BINANCE_URL", "https://api.binance.com"), "Binance REST base URL (env EXGATE_BINANCE_URL)")
+		fs.StringVar(&c.BinanceWSURL, "binance-ws-url", env("EXGATE_BINANCE_WS_URL", binance.DefaultStreamURL), "Binance WebSocket market streams base URL (env EXGATE_BINANCE_WS_URL)")
+		fs.StringVar(&c.BinanceWSAPIURL, "binance-ws-api-url", env("EXGATE_BINANCE_WS_API_URL", binance.DefaultWSAPIURL), "Binance WebSocket API URL, for the order stream (env EXGATE_BINANCE_WS_API_URL)")
 		fs.StringVar(&c.KrakenURL, "kraken-url", env("EXGATE_KRAKEN_URL", "https://api.kraken.com"), "Kraken REST base URL (env EXGATE_KRAKEN_URL)")
 		fs.StringVar(&c.GateioURL, "gateio-url", env("EXGATE_GATEIO_URL", "https://api.gateio.ws"), "Gate.io REST base URL (env EXGATE_GATEIO_URL)")
 		fs.BoolVar(&c.RequireTimestamp, "require-timestamp", envBool("EXGATE_REQUIRE_TIMESTAMP", false), "refuse signed requests without a timestamp parameter (env EXGATE_REQUIRE_TIMESTAMP)")
@@ -145,6 +154,11 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("--kraken-tier must be starter, intermediate or pro, not %q", c.KrakenTier))
 	}
+	for flag, u := range map[string]string{"--binance-ws-url": c.BinanceWSURL, "--binance-ws-api-url": c.BinanceWSAPIURL} {
+		if err := checkWebSocketURL(u); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
+		}
+	}
 	if c.RequestTimeout < 0 || c.MarketDataMaxAge < 0 {
 		errs = append(errs, errors.New("--request-timeout and --market-data-max-age must not be negative"))
 	}
@@ -164,6 +178,22 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("--metrics-addr must differ from --addr: metrics are never served on the API's address"))
 	}
 	return errors.Join(errs...)
+}
+
+// checkWebSocketURL accepts an empty value (the default) or a ws:// or
+// wss:// URL with a host.
+func checkWebSocketURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+		return fmt.Errorf("%q is not a ws:// or wss:// URL", s)
+	}
+	return nil
 }
 
 func IsPostgresURL(u string) bool {

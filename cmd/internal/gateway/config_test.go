@@ -34,6 +34,15 @@ func TestServeConfig(t *testing.T) {
 		{"bad environment is an error even when a flag overrides it", map[string]string{"EXGATE_CLIENT_BURST": "x"}, []string{"--client-burst", "5"}, nil, "EXGATE_CLIENT_BURST"},
 		{"unknown Kraken tier", nil, []string{"--kraken-tier", "gold"}, nil, "--kraken-tier"},
 		{"negative timeout", nil, []string{"--request-timeout", "-1s"}, nil, "--request-timeout"},
+		{"Binance WebSocket URLs", map[string]string{"EXGATE_BINANCE_WS_URL": "ws://127.0.0.1:9000"}, []string{"--binance-ws-api-url", "wss://ws.example/ws-api/v3"},
+			func(c *Config) bool {
+				return c.BinanceWSURL == "ws://127.0.0.1:9000" && c.BinanceWSAPIURL == "wss://ws.example/ws-api/v3"
+			}, ""},
+		{"Binance WebSocket URL defaults", nil, nil, func(c *Config) bool {
+			return c.BinanceWSURL == "wss://stream.binance.com:9443" && c.BinanceWSAPIURL == "wss://ws-api.binance.com:443/ws-api/v3"
+		}, ""},
+		{"Binance WebSocket URL not a WebSocket URL", map[string]string{"EXGATE_BINANCE_WS_URL": "https://stream.binance.com"}, nil, nil, "--binance-ws-url"},
+		{"Binance WebSocket API URL without a host", nil, []string{"--binance-ws-api-url", "wss://"}, nil, "--binance-ws-api-url"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -123,7 +123,7 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 	adapters := map[string]exgate.Exchange{
 		exgate.ExchangeSim: sim.New(sim.Options{Ledger: st}),
 		exgate.ExchangeBinance: binance.New(binance.Options{
-			BaseURL: cfg.BinanceURL, HTTPClient: upstream(exgate.ExchangeBinance), Limiter: limiter, MetadataCache: state.metadata, KlineMemory: cfg.KlineMemory, Logger: log.With("exchange", "binance"),
+			BaseURL: cfg.BinanceURL, StreamURL: cfg.BinanceWSURL, WSAPIURL: cfg.BinanceWSAPIURL, HTTPClient: upstream(exgate.ExchangeBinance), Limiter: limiter, MetadataCache: state.metadata, KlineMemory: cfg.KlineMemory, Logger: log.With("exchange", "binance"),
 		}),
 		exgate.ExchangeKraken: kraken.New(kraken.Options{
 			BaseURL: cfg.KrakenURL, HTTPClient: upstream(exgate.ExchangeKraken), Limiter: limiter, Nonces: state.nonces, KeyLocks: state.keyLocks, Tier: kraken.Tier(cfg.KrakenTier), Logger: log.With("exchange", "kraken"),

@@ -172,6 +172,7 @@ func (s *Server) newLimitOrder(c *call, m *market, side, typ string, test bool) 
 	a.orders = append(a.orders, o)
 	a.byClientID[clientID] = append(a.byClientID[clientID], o)
 	a.touch(c.now)
+	s.reportPlaced(a, o)
 	resp := ok(encodeOrderAnswer(o, respType))
 	resp.header = a.countOrder(c.now)
 	return resp
@@ -262,6 +263,7 @@ func (s *Server) FillOrder(apiKey, clientID string) error {
 		s.applyFill(a, m, o, o.price, rest, true, now.UnixMilli())
 		o.status = "FILLED"
 		a.touch(now)
+		s.report(a, o, "TRADE", &o.fills[len(o.fills)-1], o.executed, o.quote, o.status, o.clientID, "")
 		return nil
 	}
 	return ErrNoOpenOrder
@@ -294,6 +296,7 @@ func (s *Server) PlaceOutside(apiKey, symbol, side, quantity, price string) (ord
 	a.orders = append(a.orders, o)
 	a.byClientID[clientID] = append(a.byClientID[clientID], o)
 	a.touch(now)
+	s.reportPlaced(a, o)
 	return o.id, clientID
 }
 
@@ -397,6 +400,9 @@ func (s *Server) handleCancelOrder(c *call) response {
 		cancelID = s.generatedClientID()
 	}
 	o := found
+	// user-data-stream.md: on a cancel, c is the cancel request's client
+	// order id and C the canceled order's.
+	s.report(a, o, "CANCELED", nil, o.executed, o.quote, "CANCELED", cancelID, o.clientID)
 	return ok([]byte(`{"symbol":"` + o.symbol + `","origClientOrderId":"` + o.clientID + `","orderId":` + strconv.FormatInt(o.id, 10) +
 		`,"orderListId":-1,"clientOrderId":"` + cancelID + `","transactTime":` + strconv.FormatInt(o.updateTime, 10) +
 		`,"price":"` + fixed(o.price) + `","origQty":"` + fixed(o.origQty) + `","executedQty":"` + fixed(o.executed) +

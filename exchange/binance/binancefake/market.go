@@ -28,7 +28,8 @@ type market struct {
 	minNotional, maxNotional decimal.Decimal
 	midTicks, spacing        int64
 	unit                     int64           // base quantity scale of a level, whole units
-	bids, asks               []level         // best first
+	bids, asks               []level         // best first; replaced (never changed in place) under Server.mu
+	bookID                   int64           // the book's last update id, under Server.mu
 	avgPrice                 decimal.Decimal // reference price for notional filters
 }
 
@@ -85,6 +86,7 @@ func newMarkets() map[string]*market {
 			m.status = "TRADING"
 		}
 		m.buildBook()
+		m.bookID = firstBookID
 		out[m.symbol] = m
 	}
 	return out
@@ -232,6 +234,7 @@ func (s *Server) handleExchangeInfo(c *call) response {
 type depthKey struct {
 	symbol string
 	limit  int
+	id     int64
 }
 
 func (s *Server) handleDepth(c *call) response {
@@ -250,21 +253,24 @@ func (s *Server) handleDepth(c *call) response {
 	if st := c.get("symbolStatus"); st != "" && st != m.status {
 		return apiErr(http.StatusBadRequest, -1220, "The symbol's status does not match the requested symbolStatus.")
 	}
-	key := depthKey{m.symbol, limit}
+	s.mu.Lock()
+	bids, asks, id := m.bids, m.asks, m.bookID
+	s.mu.Unlock()
+	key := depthKey{m.symbol, limit, id}
 	if b, ok := s.depthCache.Load(key); ok {
 		return response{status: http.StatusOK, body: b.([]byte)}
 	}
-	n := min(limit, len(m.bids))
+	n := min(limit, len(bids))
 	var b strings.Builder
-	b.WriteString(`{"lastUpdateId":1027024,"bids":[`)
-	for i, l := range m.bids[:n] {
+	b.WriteString(`{"lastUpdateId":` + strconv.FormatInt(id, 10) + `,"bids":[`)
+	for i, l := range bids[:n] {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteString(m.levelText(l))
 	}
 	b.WriteString(`],"asks":[`)
-	for i, l := range m.asks[:n] {
+	for i, l := range asks[:min(limit, len(asks))] {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -354,11 +360,15 @@ func (s *Server) handleKlines(c *call) response {
 // current kline; with TickCurrentKline on, that row is written anew with
 // this call's trade.
 func (s *Server) tickCurrent(b []byte, m *market, ivName string, iv exgate.Interval, current time.Time) response {
-	if !s.tick.Load() {
+	extra := s.liveExtra(m.symbol, ivName, current) // trades TradeKline added
+	if s.tick.Load() {
+		extra += s.ticks.Add(1)
+	}
+	if extra == 0 {
 		return ok(b)
 	}
 	cut := bytes.LastIndexByte(b, '[')
-	row := appendKlineRow(make([]byte, 0, 200), m, ivName, iv, current, s.ticks.Add(1))
+	row := appendKlineRow(make([]byte, 0, 200), m, ivName, iv, current, extra)
 	return response{status: http.StatusOK, body: b[:cut], tail: append(row, ']')}
 }
 
@@ -394,9 +404,16 @@ func encodeKlines(m *market, ivName string, iv exgate.Interval, opens []time.Tim
 	return append(b, ']')
 }
 
-// appendKlineRow writes the row opening at t, with extra trades (each of a
-// thousandth of the base asset) on top of its own.
-func appendKlineRow(b []byte, m *market, ivName string, iv exgate.Interval, t time.Time, extra int64) []byte {
+// klineVals are the values of one kline, as Binance writes them.
+type klineVals struct {
+	open, high, low, close, volume, quoteVolume, takerBase, takerQuote string
+	trades                                                             int64
+}
+
+// klineValues computes the kline opening at t, with extra trades (each
+// of a thousandth of the base asset) on top of its own: a pure function
+// of its arguments.
+func klineValues(m *market, ivName string, t time.Time, extra int64) klineVals {
 	open := t.UnixMilli()
 	h := fnv.New64a()
 	h.Write([]byte(m.symbol))
@@ -411,9 +428,17 @@ func appendKlineRow(b []byte, m *market, ivName string, iv exgate.Interval, t ti
 	vol := int64((x>>40)%1000000) + 1000 + extra // thousandths of the base asset
 	trades := int64((x>>20)%5000) + 1 + extra
 	qv := decimal.New(vol, -3).Mul(m.price(cl))
+	return klineVals{open: m.price(o).StringFixed(8), high: m.price(hi).StringFixed(8), low: m.price(lo).StringFixed(8), close: m.price(cl).StringFixed(8),
+		volume: decimal.New(vol, -3).StringFixed(8), quoteVolume: qv.StringFixed(8), trades: trades,
+		takerBase: decimal.New(vol/2, -3).StringFixed(8), takerQuote: qv.Div(decimal.NewFromInt(2)).StringFixed(8)}
+}
+
+// appendKlineRow writes the row opening at t as GET /api/v3/klines does.
+func appendKlineRow(b []byte, m *market, ivName string, iv exgate.Interval, t time.Time, extra int64) []byte {
+	v := klineValues(m, ivName, t, extra)
 	b = append(b, '[')
-	b = strconv.AppendInt(b, open, 10)
-	for _, v := range []string{m.price(o).StringFixed(8), m.price(hi).StringFixed(8), m.price(lo).StringFixed(8), m.price(cl).StringFixed(8), decimal.New(vol, -3).StringFixed(8)} {
+	b = strconv.AppendInt(b, t.UnixMilli(), 10)
+	for _, v := range []string{v.open, v.high, v.low, v.close, v.volume} {
 		b = append(b, ',', '"')
 		b = append(b, v...)
 		b = append(b, '"')
@@ -421,12 +446,12 @@ func appendKlineRow(b []byte, m *market, ivName string, iv exgate.Interval, t ti
 	b = append(b, ',')
 	b = strconv.AppendInt(b, iv.Next(t).UnixMilli()-1, 10)
 	b = append(b, `,"`...)
-	b = append(b, qv.StringFixed(8)...)
+	b = append(b, v.quoteVolume...)
 	b = append(b, `",`...)
-	b = strconv.AppendInt(b, trades, 10)
+	b = strconv.AppendInt(b, v.trades, 10)
 	b = append(b, `,"`...)
-	b = append(b, decimal.New(vol/2, -3).StringFixed(8)...)
+	b = append(b, v.takerBase...)
 	b = append(b, `","`...)
-	b = append(b, qv.Div(decimal.NewFromInt(2)).StringFixed(8)...)
+	b = append(b, v.takerQuote...)
 	return append(b, `","0"]`...)
 }

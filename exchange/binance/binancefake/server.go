@@ -33,6 +33,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/exgate/exgate/exchange/internal/fakews"
 )
 
 // Options configure a Server. Every field is optional.
@@ -116,6 +118,14 @@ type Server struct {
 	nextTradeID int64
 	nextID      int64
 	cancels     map[string]int // client order id -> orders canceled
+
+	// The WebSocket side (stream.go); subs and the stream state are
+	// guarded by mu.
+	ws          *fakews.Server
+	subs        map[*sub]struct{}
+	nextSubID   int64
+	bookChanges int64
+	klinesLive  map[klineLiveKey]*klineLive
 }
 
 // New starts a fake on a loopback port. Close it when done.
@@ -136,7 +146,10 @@ func New(opts Options) *Server {
 		klineCache:  map[klineKey][]byte{},
 		nextOrderID: 1000,
 		nextTradeID: 5000,
+		subs:        map[*sub]struct{}{},
+		klinesLive:  map[klineLiveKey]*klineLive{},
 	}
+	s.ws = fakews.New(s.handleWS)
 	s.markets = newMarkets()
 	s.exchangeInfo = s.encodeExchangeInfo()
 	s.coinConfig = encodeCoinConfig()
@@ -259,6 +272,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests[r.URL.Path]++
 	s.mu.Unlock()
+	if isWebSocket(r.URL.Path) {
+		s.serveWebSocket(w, r)
+		return
+	}
 
 	var f Fault
 	if hook := s.fault.Load(); hook != nil {
@@ -415,6 +432,24 @@ func (s *Server) check(rt *route, r *http.Request, params url.Values, rawQuery, 
 // query string concatenated with the raw body, the signature pair removed
 // (rest-api.md, "SIGNED Endpoint security" and "Timing security").
 func (s *Server) checkSignature(a *account, params url.Values, rawQuery, rawBody string, now time.Time) (response, bool) {
+	if resp, bad := checkWindow(params, now); bad {
+		return resp, true
+	}
+	sig := strings.ToLower(params.Get("signature"))
+	mac := hmac.New(sha256.New, []byte(a.secret))
+	mac.Write([]byte(withoutSignature(rawQuery)))
+	mac.Write([]byte(withoutSignature(rawBody)))
+	want := hex.EncodeToString(mac.Sum(nil))
+	if !hmac.Equal([]byte(sig), []byte(want)) {
+		return apiErr(http.StatusBadRequest, -1022, "Signature for this request is not valid."), true
+	}
+	return response{}, false
+}
+
+// checkWindow checks recvWindow and the timestamp against the server's
+// clock (rest-api.md, "Timing security"; the WebSocket API's is the
+// same).
+func checkWindow(params url.Values, now time.Time) (response, bool) {
 	recvWindow := int64(5000)
 	if v := params.Get("recvWindow"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
@@ -439,14 +474,6 @@ func (s *Server) checkSignature(a *account, params url.Values, rawQuery, rawBody
 	}
 	if server-ts > recvWindow {
 		return apiErr(http.StatusBadRequest, -1021, "Timestamp for this request is outside of the recvWindow."), true
-	}
-	sig := strings.ToLower(params.Get("signature"))
-	mac := hmac.New(sha256.New, []byte(a.secret))
-	mac.Write([]byte(withoutSignature(rawQuery)))
-	mac.Write([]byte(withoutSignature(rawBody)))
-	want := hex.EncodeToString(mac.Sum(nil))
-	if !hmac.Equal([]byte(sig), []byte(want)) {
-		return apiErr(http.StatusBadRequest, -1022, "Signature for this request is not valid."), true
 	}
 	return response{}, false
 }

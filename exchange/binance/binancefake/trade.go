@@ -369,6 +369,7 @@ func (s *Server) newOrder(c *call, test bool) response {
 	a.orders = append(a.orders, o)
 	a.byClientID[clientID] = append(a.byClientID[clientID], o)
 	a.touch(c.now)
+	s.reportPlaced(a, o)
 	resp := ok(encodeOrderAnswer(o, respType))
 	resp.header = a.countOrder(c.now)
 	return resp
