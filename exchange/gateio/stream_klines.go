@@ -27,10 +27,10 @@ const klineChannel = "spot.candlesticks"
 
 // candleUpdate is one spot.candlesticks result.
 type candleUpdate struct {
-	name   string // <interval>_<pair>
-	openMS int64
+	name                   string // <interval>_<pair>
+	openMS                 int64
 	o, h, l, c, baseVolume string
-	closed bool
+	closed                 bool
 }
 
 // candleUpdateJSON is the wire shape: t open time (seconds, a string),

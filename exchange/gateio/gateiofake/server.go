@@ -136,21 +136,21 @@ type Server struct {
 	feeRate  decimal.Decimal
 	fault    atomic.Pointer[func(*http.Request) Fault]
 
-	mu          sync.Mutex
-	pairs       map[string]*Pair
-	books       map[string]*book
-	accounts    map[string]*account
-	requests    map[string]int
-	windows     map[string]*window
-	hold        bool
-	ws          *fakews.Server
-	wsClients   map[*wsClient]bool
-	candles     map[string]*liveCandle
+	mu        sync.Mutex
+	pairs     map[string]*Pair
+	books     map[string]*book
+	accounts  map[string]*account
+	requests  map[string]int
+	windows   map[string]*window
+	hold      bool
+	ws        *fakews.Server
+	wsClients map[*wsClient]bool
+	candles   map[string]*liveCandle
 	// wsAuthFailures counts refused private stream subscriptions.
 	wsAuthFailures int
 	nextOrderID    int64
-	nextTradeID int64
-	nextWID     int64
+	nextTradeID    int64
+	nextWID        int64
 }
 
 // account is the fake's state of one API key.
