@@ -149,6 +149,10 @@ type wsConn struct {
 	nextID atomic.Int64
 	// err is why the reader stopped; read it after msgs is closed.
 	err error
+	// unanswered is set when a subscription got no answer in time;
+	// ackTimer is its deadline.
+	unanswered atomic.Bool
+	ackTimer   *time.Timer
 }
 
 // dial opens a connection and starts its reader and pinger.
@@ -170,6 +174,9 @@ func (e *Exchange) dial(ctx context.Context) (*wsConn, error) {
 
 // close ends the connection and waits for its goroutines.
 func (c *wsConn) close() {
+	if c.ackTimer != nil {
+		c.ackTimer.Stop()
+	}
 	c.cancel()
 	c.ws.CloseNow()
 	c.wg.Wait()
@@ -187,6 +194,9 @@ func (c *wsConn) read(ctx context.Context) {
 		switch {
 		case timedOut:
 			c.err = fmt.Errorf("gateio stream silent for %v", silent)
+			return
+		case c.unanswered.Load():
+			c.err = fmt.Errorf("gateio stream: no answer to the subscription within %v", silent)
 			return
 		case err != nil:
 			c.err = fmt.Errorf("gateio stream read: %w", err)
@@ -246,13 +256,28 @@ func (c *wsConn) send(ctx context.Context, r wsRequest) error {
 }
 
 // subscribe sends a subscribe request, signed with cred when it is not
-// nil.
+// nil. Unanswered for twice the ping interval (answered is not called),
+// the connection is closed: the request was lost.
 func (c *wsConn) subscribe(ctx context.Context, channel string, payload []string, cred *exgate.Credential) error {
 	r := wsRequest{Time: c.e.c.serverNow().Unix(), Channel: channel, Event: "subscribe", Payload: payload}
 	if cred != nil {
 		r.Auth = &wsAuth{Method: "api_key", KEY: cred.Key, SIGN: wsSign(cred.Secret, channel, r.Event, r.Time)}
 	}
+	c.ackTimer = time.AfterFunc(2*c.e.stream.ping, func() {
+		c.unanswered.Store(true)
+		c.ws.CloseNow()
+	})
 	return c.send(ctx, r)
+}
+
+// answered reads m as the answer to the subscription on channel (see
+// ack) and, when it is, lifts the answer deadline.
+func (c *wsConn) answered(m wsMessage, channel string) (bool, error) {
+	done, err := ack(m, channel)
+	if done && c.ackTimer != nil {
+		c.ackTimer.Stop()
+	}
+	return done, err
 }
 
 // next returns the next message, or the reason the connection ended.

@@ -191,7 +191,7 @@ func (e *Exchange) WatchBook(ctx context.Context, _ exgate.Credential, sym exgat
 			if err != nil {
 				return err
 			}
-			if done, err := ack(m, bookChannel); done {
+			if done, err := c.answered(m, bookChannel); done {
 				if err != nil {
 					return err
 				}

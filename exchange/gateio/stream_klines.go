@@ -179,7 +179,7 @@ func (e *Exchange) WatchKlines(ctx context.Context, _ exgate.Credential, sym exg
 				arm()
 				continue
 			}
-			if done, err := ack(m, klineChannel); done {
+			if done, err := c.answered(m, klineChannel); done {
 				if err != nil {
 					return err
 				}

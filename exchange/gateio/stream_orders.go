@@ -167,7 +167,7 @@ func (e *Exchange) WatchOrders(ctx context.Context, cred exgate.Credential, emit
 			if err != nil {
 				return err
 			}
-			if done, err := ack(m, ordersChannel); done {
+			if done, err := c.answered(m, ordersChannel); done {
 				if err != nil {
 					return err
 				}

@@ -3,6 +3,9 @@ package gateio_test
 import (
 	"context"
 	"errors"
+	"reflect"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,12 +27,6 @@ func TestStreams(t *testing.T) {
 	exchangetest.RunStreams(t, func(t *testing.T) exchangetest.StreamSetup {
 		e := newEnv(t, envOptions{adapter: streamOptions})
 		const pair = "BTC_USDT"
-		must := func(t *testing.T, err error) {
-			t.Helper()
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
 		return exchangetest.StreamSetup{
 			Setup: conformanceSetup(e),
 			Fill: func(t *testing.T, id string) {
@@ -69,5 +66,167 @@ func TestWatchOrdersAuthRefused(t *testing.T) {
 	}
 	if n := e.srv.StreamAuthFailures(); n != 1 {
 		t.Errorf("the fake refused %d subscriptions, want 1 (no retry)", n)
+	}
+}
+
+// collector gathers what a Watch call emits, for waits with a deadline.
+type collector[T any] struct {
+	mu      sync.Mutex
+	got     []T
+	changed chan struct{}
+}
+
+func newCollector[T any]() *collector[T] { return &collector[T]{changed: make(chan struct{})} }
+
+func (c *collector[T]) add(v T) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, v)
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+func (c *collector[T]) all() []T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.got)
+}
+
+// waitFor waits up to within for an emission from index from on that
+// satisfies ok and returns its index.
+func (c *collector[T]) waitFor(t *testing.T, from int, within time.Duration, what string, ok func(T) bool) int {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		c.mu.Lock()
+		for i := from; i < len(c.got); i++ {
+			if ok(c.got[i]) {
+				c.mu.Unlock()
+				return i
+			}
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("no %s within %v", what, within)
+		}
+	}
+}
+
+// run calls watch in the background until the test ends; it must then
+// return nil.
+func run(t *testing.T, watch func(ctx context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- watch(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Watch returned %v when its context ended", err)
+		}
+	})
+}
+
+// A connection that goes silent without closing is noticed within twice
+// the ping interval and replaced; the book is then read again.
+func TestStreamSilentConnection(t *testing.T) {
+	const ping = 100 * time.Millisecond
+	e := newEnv(t, envOptions{adapter: func(o *gateio.Options) { o.WSPingInterval = ping }})
+	books := newCollector[exgate.OrderBook]()
+	run(t, func(ctx context.Context) error { return e.ex.WatchBook(ctx, e.cred, btcUSDT, books.add) })
+	i := books.waitFor(t, 0, 5*time.Second, "first book", func(exgate.OrderBook) bool { return true })
+	conns := e.srv.StreamConnections()
+	e.srv.SilenceStreams(true)
+	silenced := time.Now()
+	deadline := time.Now().Add(5 * time.Second)
+	for e.srv.StreamConnections() == conns {
+		if time.Now().After(deadline) {
+			t.Fatal("the silent connection was not replaced within 5 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	noticed := time.Since(silenced)
+	t.Logf("silent connection replaced %v after it went silent (ping %v)", noticed.Round(time.Millisecond), ping)
+	if noticed < 2*ping-ping/2 {
+		t.Errorf("replaced after %v, before twice the ping interval: a healthy quiet connection would be dropped", noticed)
+	}
+	e.srv.SilenceStreams(false)
+	must(t, e.srv.ChangeBook("BTC_USDT"))
+	bids, asks := e.srv.BookLevels("BTC_USDT", exgate.MaxStreamDepth)
+	want := exgate.OrderBook{Bids: levels(bids), Asks: levels(asks)}
+	books.waitFor(t, i+1, 5*time.Second, "the book after the reconnect", func(b exgate.OrderBook) bool { return reflect.DeepEqual(b, want) })
+}
+
+// A kline that ends while the stream is down is emitted closed once after
+// the reconnect, then the new one.
+func TestStreamKlinesAcrossReconnect(t *testing.T) {
+	e := newEnv(t, envOptions{adapter: streamOptions})
+	klines := newCollector[exgate.KlineUpdate]()
+	run(t, func(ctx context.Context) error {
+		return e.ex.WatchKlines(ctx, e.cred, btcUSDT, exgate.Interval1m, klines.add)
+	})
+	klines.waitFor(t, 0, 5*time.Second, "the current kline", func(exgate.KlineUpdate) bool { return true })
+	open := klines.all()[0].Kline.OpenTime
+	resume := e.srv.PauseStreams()
+	must(t, e.srv.TradeCandle("BTC_USDT", "1m", true))
+	resume()
+	klines.waitFor(t, 1, 10*time.Second, "the next kline", func(u exgate.KlineUpdate) bool { return u.Kline.OpenTime > open })
+	closed := 0
+	for _, u := range klines.all() {
+		if u.Closed {
+			closed++
+			if u.Kline.OpenTime != open {
+				t.Errorf("closed emission of %d, want %d", u.Kline.OpenTime, open)
+			}
+		}
+	}
+	if closed != 1 {
+		t.Errorf("%d closed emissions, want 1: %+v", closed, klines.all())
+	}
+}
+
+func TestWatchKlinesRefusesBuiltIntervals(t *testing.T) {
+	e := newEnv(t, envOptions{adapter: streamOptions})
+	err := e.ex.WatchKlines(t.Context(), e.cred, btcUSDT, exgate.Interval3m, func(exgate.KlineUpdate) {})
+	if xe, ok := errors.AsType[*exgate.Error](err); !ok || xe.Code != exgate.CodeInvalidParameter {
+		t.Fatalf("WatchKlines(3m) = %v, want INVALID_PARAMETER", err)
+	}
+}
+
+func TestWatchBookUnknownSymbol(t *testing.T) {
+	e := newEnv(t, envOptions{adapter: streamOptions})
+	err := e.ex.WatchBook(t.Context(), e.cred, exgate.Symbol{Base: "NOPE", Quote: "USDT"}, func(exgate.OrderBook) {})
+	if xe, ok := errors.AsType[*exgate.Error](err); !ok || xe.Code != exgate.CodeUnknownSymbol {
+		t.Fatalf("WatchBook(NOPE/USDT) = %v, want UNKNOWN_SYMBOL", err)
+	}
+}
+
+// Orders placed outside the gateway are streamed with Gate's id, and the
+// open orders come first.
+func TestWatchOrdersOutsideAndOpen(t *testing.T) {
+	e := newEnv(t, envOptions{adapter: streamOptions})
+	first, err := e.srv.PlaceOutside("gate-key", gateiofake.OutsideOrder{Pair: "ETH_USDT", Side: "buy", Amount: "0.1", Price: "2000"})
+	must(t, err)
+	orders := newCollector[exgate.Order]()
+	run(t, func(ctx context.Context) error { return e.ex.WatchOrders(ctx, e.cred, orders.add) })
+	orders.waitFor(t, 0, 5*time.Second, "the open order placed before", func(o exgate.Order) bool {
+		return o.ID == first && o.ExchangeOrderID == first && o.ClientOrderID == "" && o.Status == exgate.OrderPending
+	})
+	if err := e.srv.WaitStreams(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	second, err := e.srv.PlaceOutside("gate-key", gateiofake.OutsideOrder{Pair: "ETH_USDT", Side: "sell", Amount: "0.1", Price: "4000"})
+	must(t, err)
+	orders.waitFor(t, 0, 5*time.Second, "the order placed on the site", func(o exgate.Order) bool {
+		return o.ID == second && o.Asset1 == "ETH" && o.Side == exgate.SideSell && o.Status == exgate.OrderPending
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

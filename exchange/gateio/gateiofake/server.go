@@ -148,6 +148,7 @@ type Server struct {
 	candles   map[string]*liveCandle
 	// wsAuthFailures counts refused private stream subscriptions.
 	wsAuthFailures int
+	wsSilent       bool
 	nextOrderID    int64
 	nextTradeID    int64
 	nextWID        int64

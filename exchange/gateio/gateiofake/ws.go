@@ -51,6 +51,7 @@ type wsClient struct {
 	orders    map[string]bool // pairs, or "!all"
 	books     map[string]bool // pairs
 	candles   map[string]bool // "<interval>_<pair>"
+	silent    *bool           // the server's wsSilent
 }
 
 // liveCandle is the current candle of one subscription name after trades
@@ -76,6 +77,18 @@ func (s *Server) DropStreams() int { return s.ws.Drop() }
 // WaitStreams waits until exactly n stream connections are open.
 func (s *Server) WaitStreams(ctx context.Context, n int) error { return s.ws.WaitConns(ctx, n) }
 
+// SilenceStreams makes the stream side stop answering and pushing while
+// its connections stay open (a connection gone dead without a close);
+// false brings it back.
+func (s *Server) SilenceStreams(silent bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wsSilent = silent
+}
+
+// StreamConnections counts the stream connections accepted so far.
+func (s *Server) StreamConnections() int { return s.ws.Accepted() }
+
 // StreamAuthFailures counts the private subscriptions refused with code 4.
 func (s *Server) StreamAuthFailures() int {
 	s.mu.Lock()
@@ -100,7 +113,8 @@ type wsRequest struct {
 // serveWS runs one stream connection: a writer for the queued pushes and
 // the request loop.
 func (s *Server) serveWS(ctx context.Context, conn *fakews.Conn) {
-	cl := &wsClient{conn: conn, out: make(chan []byte, 4096), orders: map[string]bool{}, books: map[string]bool{}, candles: map[string]bool{}}
+	cl := &wsClient{conn: conn, out: make(chan []byte, 4096), orders: map[string]bool{}, books: map[string]bool{}, candles: map[string]bool{},
+		silent: &s.wsSilent}
 	s.mu.Lock()
 	s.wsClients[cl] = true
 	s.mu.Unlock()
@@ -136,6 +150,9 @@ func (s *Server) serveWS(ctx context.Context, conn *fakews.Conn) {
 // enqueue queues a message for cl; a client that lets 4096 messages pile
 // up is dropped, as Gate drops slow consumers. The caller holds s.mu.
 func (cl *wsClient) enqueue(v any) {
+	if cl.silent != nil && *cl.silent {
+		return
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err) // the fake's own values
