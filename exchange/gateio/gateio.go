@@ -2,7 +2,9 @@
 // API v4 (api.gateio.ws/api/v4): market orders, the order lifecycle
 // (limit orders, cancels, open and recent orders, fills, symbols, recent
 // withdrawals: exgate.OrderManager), candlesticks, order books,
-// balances, deposits, deposit addresses and withdrawals, with Gate's
+// balances, deposits, deposit addresses and withdrawals, live streams of
+// books, klines and orders over its Spot WebSocket v4 (exgate.Streamer,
+// stream.go), with Gate's
 // HMAC-SHA512 request signing, its per-endpoint rate limits and the clock
 // correction its 60-second Timestamp window needs.
 //

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/gateio"
 	"github.com/exgate/exgate/exchange/kraken"
 	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/internal/secretbox"
@@ -25,14 +27,18 @@ import (
 // Config is every setting of docs/contract.md section 1: flag, else environment
 // variable, else default.
 type Config struct {
-	Addr             string
-	DataDir          string
-	DatabaseURL      string
-	RedisURL         string
-	MasterKey        string
-	BinanceURL       string
-	KrakenURL        string
-	GateioURL        string
+	Addr        string
+	DataDir     string
+	DatabaseURL string
+	RedisURL    string
+	MasterKey   string
+	BinanceURL  string
+	KrakenURL   string
+	GateioURL   string
+	// GateioWSURL and GateioWSPing are the Gate.io stream endpoint and
+	// ping interval (gateio.Options WSURL, WSPingInterval).
+	GateioWSURL      string
+	GateioWSPing     time.Duration
 	RequireTimestamp bool
 	ClientRate       int
 	ClientBurst      int
@@ -106,6 +112,8 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		fs.StringVar(&c.BinanceURL, "binance-url", env("EXGATE_BINANCE_URL", "https://api.binance.com"), "Binance REST base URL (env EXGATE_BINANCE_URL)")
 		fs.StringVar(&c.KrakenURL, "kraken-url", env("EXGATE_KRAKEN_URL", "https://api.kraken.com"), "Kraken REST base URL (env EXGATE_KRAKEN_URL)")
 		fs.StringVar(&c.GateioURL, "gateio-url", env("EXGATE_GATEIO_URL", "https://api.gateio.ws"), "Gate.io REST base URL (env EXGATE_GATEIO_URL)")
+		fs.StringVar(&c.GateioWSURL, "gateio-ws-url", env("EXGATE_GATEIO_WS_URL", gateio.DefaultWSURL), "Gate.io Spot WebSocket v4 URL of the live streams (env EXGATE_GATEIO_WS_URL)")
+		fs.DurationVar(&c.GateioWSPing, "gateio-ws-ping", envDuration("EXGATE_GATEIO_WS_PING", 10*time.Second), "how often a Gate.io stream pings; one silent for twice as long is reconnected (env EXGATE_GATEIO_WS_PING)")
 		fs.BoolVar(&c.RequireTimestamp, "require-timestamp", envBool("EXGATE_REQUIRE_TIMESTAMP", false), "refuse signed requests without a timestamp parameter (env EXGATE_REQUIRE_TIMESTAMP)")
 		fs.IntVar(&c.ClientRate, "client-rate-limit", envInt("EXGATE_CLIENT_RATE_LIMIT", 50), "requests per second allowed to each client key, 0 for none (env EXGATE_CLIENT_RATE_LIMIT)")
 		fs.IntVar(&c.ClientBurst, "client-burst", envInt("EXGATE_CLIENT_BURST", 100), "burst allowed to each client key (env EXGATE_CLIENT_BURST)")
@@ -148,6 +156,12 @@ func (c *Config) Validate() error {
 	if c.RequestTimeout < 0 || c.MarketDataMaxAge < 0 {
 		errs = append(errs, errors.New("--request-timeout and --market-data-max-age must not be negative"))
 	}
+	if err := checkWSURL("--gateio-ws-url", c.GateioWSURL); err != nil {
+		errs = append(errs, err)
+	}
+	if c.GateioWSPing < 0 {
+		errs = append(errs, errors.New("--gateio-ws-ping must not be negative"))
+	}
 	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, errors.New("--log-format must be text or json"))
 	}
@@ -164,6 +178,19 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("--metrics-addr must differ from --addr: metrics are never served on the API's address"))
 	}
 	return errors.Join(errs...)
+}
+
+// checkWSURL accepts an empty value (the adapter's default) or a ws:// or
+// wss:// URL with a host.
+func checkWSURL(flag, v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+		return fmt.Errorf("%s must be a ws:// or wss:// URL, not %q", flag, v)
+	}
+	return nil
 }
 
 func IsPostgresURL(u string) bool {

@@ -34,6 +34,16 @@ func TestServeConfig(t *testing.T) {
 		{"bad environment is an error even when a flag overrides it", map[string]string{"EXGATE_CLIENT_BURST": "x"}, []string{"--client-burst", "5"}, nil, "EXGATE_CLIENT_BURST"},
 		{"unknown Kraken tier", nil, []string{"--kraken-tier", "gold"}, nil, "--kraken-tier"},
 		{"negative timeout", nil, []string{"--request-timeout", "-1s"}, nil, "--request-timeout"},
+		{"Gate.io stream defaults", nil, nil, func(c *Config) bool {
+			return c.GateioWSURL == "wss://api.gateio.ws/ws/v4/" && c.GateioWSPing == 10*time.Second
+		}, ""},
+		{"Gate.io stream environment", map[string]string{"EXGATE_GATEIO_WS_URL": "ws://127.0.0.1:9000/ws/v4/", "EXGATE_GATEIO_WS_PING": "3s"}, nil,
+			func(c *Config) bool {
+				return c.GateioWSURL == "ws://127.0.0.1:9000/ws/v4/" && c.GateioWSPing == 3*time.Second
+			}, ""},
+		{"Gate.io stream URL not a WebSocket", map[string]string{"EXGATE_GATEIO_WS_URL": "https://api.gateio.ws/ws/v4/"}, nil, nil, "--gateio-ws-url"},
+		{"Gate.io stream URL unparsable", nil, []string{"--gateio-ws-url", "wss://%zz"}, nil, "--gateio-ws-url"},
+		{"Gate.io ping unparsable", map[string]string{"EXGATE_GATEIO_WS_PING": "often"}, nil, nil, "EXGATE_GATEIO_WS_PING"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,6 +15,11 @@
 // a pure function of pair, interval and time. Rate limits follow Gate's
 // documented budgets and answer 429 TOO_MANY_REQUESTS.
 //
+// The Spot WebSocket v4 at /ws/v4/ (ws.go) serves the live streams: signed
+// spot.orders pushes on every order change, spot.order_book_update pushes
+// with update ids, spot.candlesticks, with hooks to skip an update id,
+// pause, drop or silence the streams while REST stays up.
+//
 // A fault hook (SetFault) delays requests, answers them with a given
 // status and body, or drops the connection before or after processing,
 // for the order-safety tests.
