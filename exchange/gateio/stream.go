@@ -6,7 +6,6 @@ import (
 	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -306,6 +305,3 @@ func ack(m wsMessage, channel string) (done bool, err error) {
 	}
 	return true, nil
 }
-
-// errStreamEnded is a session that ended without an error of its own.
-var errStreamEnded = errors.New("gateio stream ended")
