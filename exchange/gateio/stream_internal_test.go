@@ -5,6 +5,7 @@ import (
 	"crypto/sha512"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -209,18 +210,61 @@ func TestKlineTracker(t *testing.T) {
 }
 
 func TestStreamInterval(t *testing.T) {
-	for iv, ok := range map[exgate.Interval]bool{
-		exgate.Interval1m: true, exgate.Interval1d: true, exgate.Interval8h: true,
-		exgate.Interval3m: false, exgate.Interval1w: false, exgate.Interval1M: false, "2m": false,
-	} {
-		gi, err := streamInterval(iv)
-		if ok != (err == nil) {
-			t.Errorf("streamInterval(%s) = %v, %v", iv, gi, err)
-		}
-		if xe, isErr := errors.AsType[*exgate.Error](err); err != nil && (!isErr || xe.Code != exgate.CodeInvalidParameter) {
-			t.Errorf("streamInterval(%s) error %v, want INVALID_PARAMETER", iv, err)
+	tests := []struct {
+		iv     exgate.Interval
+		gate   string
+		source exgate.Interval
+		built  bool
+	}{
+		{exgate.Interval1m, "1m", exgate.Interval1m, false},
+		{exgate.Interval8h, "8h", exgate.Interval8h, false},
+		{exgate.Interval1d, "1d", exgate.Interval1d, false},
+		{exgate.Interval3m, "1m", exgate.Interval1m, true},
+		{exgate.Interval12h, "4h", exgate.Interval4h, true},
+		{exgate.Interval1w, "1d", exgate.Interval1d, true},
+		{exgate.Interval1M, "1d", exgate.Interval1d, true}, // the channel has no 30d
+	}
+	for _, tt := range tests {
+		src, err := streamInterval(tt.iv)
+		if err != nil || src.gi.name != tt.gate || src.source != tt.source || src.built != tt.built {
+			t.Errorf("streamInterval(%s) = %+v, %v; want %s from %s, built %v", tt.iv, src, err, tt.gate, tt.source, tt.built)
 		}
 	}
+	_, err := streamInterval("2m")
+	if xe, ok := errors.AsType[*exgate.Error](err); !ok || xe.Code != exgate.CodeInvalidParameter {
+		t.Errorf("streamInterval(2m) error %v, want INVALID_PARAMETER", err)
+	}
+}
+
+func TestKlineBuilder(t *testing.T) {
+	b := klineBuilder{iv: exgate.Interval3m, source: exgate.Interval1m}
+	c := func(min int64, close, vol string) candle {
+		return candle{openSec: min * 60, open: "1", high: close, low: "1", close: close, baseVolume: vol}
+	}
+	b.set([]candle{c(30, "2", "1"), c(31, "3", "2")}) // the bucket 30..32
+	check := func(what string, ks []exgate.Kline, want ...string) {
+		t.Helper()
+		var got []string
+		for _, k := range ks {
+			got = append(got, fmt.Sprintf("%d %s %s %s", k.OpenTime/60000, k.HighPrice, k.ClosePrice, k.Volume))
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", what, diff)
+		}
+	}
+	ks, _ := b.klines()
+	check("from REST", ks, "30 3 3 3")
+	b.add(c(31, "4", "2.5")) // the current 1m candle moves
+	ks, _ = b.klines()
+	check("a push of the current source candle", ks, "30 4 4 3.5")
+	b.add(c(33, "5", "1")) // the next bucket starts
+	ks, _ = b.klines()
+	check("the next bucket", ks, "30 4 4 3.5", "33 5 5 1")
+	if b.add(c(32, "9", "9")) {
+		t.Error("a late push of a bucket left behind was taken")
+	}
+	ks, _ = b.klines()
+	check("only the last bucket is kept", ks, "33 5 5 1")
 }
 
 func TestParseOrderUpdate(t *testing.T) {

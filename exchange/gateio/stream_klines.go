@@ -1,13 +1,16 @@
 package gateio
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 	"github.com/exgate/exgate/exchange/internal/wsstream"
 )
 
@@ -17,10 +20,11 @@ import (
 // missing", so a kline is emitted closed exactly once, by whichever comes
 // first: w=true, a later candlestick (t) of the subscription, or
 // KlineCloseGrace after its interval ended. Later pushes of a closed kline
-// are ignored. The channel serves 10s 1m 5m 15m 30m 1h 4h 8h 1d 7d; of the
-// gateway's intervals, those Gate serves natively (klinePlans without a
-// source: 1m 5m 15m 30m 1h 4h 8h 1d) are streamed and the built ones (3m
-// 2h 6h 12h 3d 1w 1M) are refused with INVALID_PARAMETER.
+// are ignored. The channel serves 10s 1m 5m 15m 30m 1h 4h 8h 1d 7d; the
+// gateway's intervals Gate serves natively (klinePlans without a source:
+// 1m 5m 15m 30m 1h 4h 8h 1d) are streamed as they are, and the built ones
+// (3m 2h 6h 12h 3d 1w 1M) are built from the stream of their source
+// interval as RecentKlines builds them (aggregate), UTC aligned.
 
 // klineChannel is the candlestick channel.
 const klineChannel = "spot.candlesticks"
@@ -117,33 +121,103 @@ func (k *klineTracker) due(now time.Time, grace time.Duration) []exgate.KlineUpd
 	return []exgate.KlineUpdate{{Kline: k.cur, Closed: true}}
 }
 
-// streamInterval is Gate's candlestick interval of iv when the channel
-// streams it.
-func streamInterval(iv exgate.Interval) (gateInterval, error) {
+// klineSource is what a kline stream subscribes to: Gate's interval gi,
+// which is the normalized interval source; built when iv is aggregated
+// from source rather than streamed as it is.
+type klineSource struct {
+	gi     gateInterval
+	source exgate.Interval
+	built  bool
+}
+
+// streamInterval says how iv is streamed: natively, or built from the
+// finer interval RecentKlines builds it from (klinePlans), which the
+// channel serves. 1M is built from 1d because the channel has no 30d.
+func streamInterval(iv exgate.Interval) (klineSource, error) {
 	plan, ok := klinePlans[iv]
 	switch {
 	case !ok:
-		return gateInterval{}, exgate.ParamError("interval", "unknown interval %q", iv)
-	case plan.native.name == "" || plan.source != "":
-		return gateInterval{}, exgate.ParamError("interval",
-			"gateio streams klines of 1m, 5m, 15m, 30m, 1h, 4h, 8h and 1d only; %s is built from %s and is not streamed", iv, plan.source)
+		return klineSource{}, exgate.ParamError("interval", "unknown interval %q", iv)
+	case plan.source == "":
+		return klineSource{gi: plan.native, source: iv}, nil
 	}
-	return plan.native, nil
+	src := klinePlans[plan.source]
+	if src.native.name == "" || src.source != "" {
+		return klineSource{}, exgate.ParamError("interval", "gateio cannot stream %s klines", iv)
+	}
+	return klineSource{gi: src.native, source: plan.source, built: true}, nil
+}
+
+// klineBuilder keeps the source candlesticks of the current bucket of a
+// built interval (and, for a moment, of the one before), so that every
+// push of a source candlestick rebuilds the bucket's kline.
+type klineBuilder struct {
+	iv, source exgate.Interval
+	parts      map[int64]candle // by open time, seconds
+}
+
+// set replaces the source candlesticks (a REST read).
+func (b *klineBuilder) set(cs []candle) {
+	b.parts = make(map[int64]candle, len(cs))
+	for _, c := range cs {
+		b.parts[c.openSec] = c
+	}
+}
+
+// add takes one pushed source candlestick; false when it belongs to a
+// bucket already left behind.
+func (b *klineBuilder) add(c candle) bool {
+	for open := range b.parts {
+		if b.bucket(c.openSec).Before(b.bucket(open)) {
+			return false
+		}
+	}
+	b.parts[c.openSec] = c
+	return true
+}
+
+func (b *klineBuilder) bucket(sec int64) time.Time { return b.iv.Start(time.Unix(sec, 0).UTC()) }
+
+// klines aggregates the kept candlesticks into klines, ascending, and
+// forgets those of every bucket but the last.
+func (b *klineBuilder) klines() ([]exgate.Kline, error) {
+	cs := make([]candle, 0, len(b.parts))
+	for _, c := range b.parts {
+		cs = append(cs, c)
+	}
+	slices.SortFunc(cs, func(x, y candle) int { return cmp.Compare(x.openSec, y.openSec) })
+	ks, err := aggregate(b.iv, b.source, cs)
+	if err != nil || len(cs) == 0 {
+		return ks, err
+	}
+	last := b.bucket(cs[len(cs)-1].openSec)
+	for open := range b.parts {
+		if b.bucket(open).Before(last) {
+			delete(b.parts, open)
+		}
+	}
+	return ks, nil
 }
 
 // WatchKlines emits the current kline of sym and iv on every change and
 // each kline once closed (see the comment at the top of this file). The
 // first value of every session is read from GET /spot/candlesticks; after
 // a reconnect the kline that ended meanwhile is emitted closed from it too.
+// A built interval subscribes to its source interval and rebuilds the
+// current bucket from the source candlesticks on every push.
 func (e *Exchange) WatchKlines(ctx context.Context, _ exgate.Credential, sym exgate.Symbol, iv exgate.Interval, emit func(exgate.KlineUpdate)) error {
-	gi, err := streamInterval(iv)
+	src, err := streamInterval(iv)
 	if err != nil {
 		return err
 	}
 	var k klineTracker
-	send := func(us []exgate.KlineUpdate) {
-		for _, u := range us {
-			emit(u)
+	b := klineBuilder{iv: iv, source: src.source}
+	// send feeds klines to the tracker, all but the last complete.
+	send := func(ks []exgate.Kline) {
+		for i, kl := range ks {
+			for _, u := range k.update(kl, i < len(ks)-1) {
+				emit(u)
+			}
 		}
 	}
 	return wsstream.Run(ctx, e.runConfig("klines "+sym.String()+" "+string(iv)), func(ctx context.Context, s *wsstream.Session) error {
@@ -151,13 +225,13 @@ func (e *Exchange) WatchKlines(ctx context.Context, _ exgate.Credential, sym exg
 		if err != nil {
 			return err
 		}
-		name := gi.name + "_" + p.id
+		name := src.gi.name + "_" + p.id
 		c, err := e.dial(ctx)
 		if err != nil {
 			return err
 		}
 		defer c.close()
-		if err := c.subscribe(ctx, klineChannel, []string{gi.name, p.id}, nil); err != nil {
+		if err := c.subscribe(ctx, klineChannel, []string{src.gi.name, p.id}, nil); err != nil {
 			return err
 		}
 		timer := time.NewTimer(time.Hour)
@@ -175,7 +249,9 @@ func (e *Exchange) WatchKlines(ctx context.Context, _ exgate.Credential, sym exg
 				return err
 			}
 			if fired {
-				send(k.due(e.c.Now(), e.stream.klineGrace))
+				for _, u := range k.due(e.c.Now(), e.stream.klineGrace) {
+					emit(u)
+				}
 				arm()
 				continue
 			}
@@ -185,16 +261,11 @@ func (e *Exchange) WatchKlines(ctx context.Context, _ exgate.Credential, sym exg
 				}
 				// The state as it stands: the current kline, and after a
 				// reconnect the one before it, complete.
-				ks, _, err := e.nativeKlines(ctx, p, iv, gi, 2)
+				ks, err := e.klinesNow(ctx, p, iv, src, &b, k.have)
 				if err != nil {
 					return err
 				}
-				if !k.have && len(ks) > 1 {
-					ks = ks[len(ks)-1:]
-				}
-				for i, kl := range ks {
-					send(k.update(kl, i < len(ks)-1))
-				}
+				send(ks)
 				s.Live()
 				arm()
 				continue
@@ -210,11 +281,61 @@ func (e *Exchange) WatchKlines(ctx context.Context, _ exgate.Credential, sym exg
 				continue
 			}
 			open := time.UnixMilli(u.openMS).UTC()
-			if !iv.Start(open).Equal(open) {
+			if !src.source.Start(open).Equal(open) {
 				return fmt.Errorf("gateio %s candlestick at %s is not aligned to UTC", name, open.Format(time.RFC3339))
 			}
-			send(k.update(kline(iv, open, u.o, u.h, u.l, u.c, u.baseVolume), u.closed))
+			if !src.built {
+				for _, ku := range k.update(kline(iv, open, u.o, u.h, u.l, u.c, u.baseVolume), u.closed) {
+					emit(ku)
+				}
+				arm()
+				continue
+			}
+			if !b.add(candle{openSec: u.openMS / 1000, open: u.o, high: u.h, low: u.l, close: u.c, baseVolume: u.baseVolume}) {
+				continue
+			}
+			ks, err := b.klines()
+			if err != nil {
+				return err
+			}
+			send(ks)
 			arm()
 		}
 	})
+}
+
+// klinesNow reads the current kline from REST, and withPrevious the one
+// before it: natively, or for a built interval from the source
+// candlesticks since the start of the bucket (which then seed b).
+func (e *Exchange) klinesNow(ctx context.Context, p *pair, iv exgate.Interval, src klineSource, b *klineBuilder, withPrevious bool) ([]exgate.Kline, error) {
+	if !src.built {
+		ks, _, err := e.nativeKlines(ctx, p, iv, src.gi, 2)
+		if err != nil {
+			return nil, err
+		}
+		if !withPrevious && len(ks) > 1 {
+			ks = ks[len(ks)-1:]
+		}
+		return ks, nil
+	}
+	now := e.c.serverNow().UTC()
+	from := iv.Start(now)
+	if withPrevious {
+		from = previous(iv, from)
+	}
+	var ps rest.Params
+	ps.Add("currency_pair", p.id)
+	ps.Add("interval", src.gi.name)
+	ps.Add("from", strconv.FormatInt(from.Unix(), 10))
+	ps.Add("to", strconv.FormatInt(src.source.Start(now).Unix(), 10))
+	cs, err := e.candles(ctx, ps)
+	if err != nil {
+		return nil, err
+	}
+	b.set(cs)
+	ks, err := b.klines()
+	if err != nil {
+		return nil, badAnswer(epCandles, err)
+	}
+	return ks, nil
 }

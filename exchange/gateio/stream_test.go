@@ -187,11 +187,59 @@ func TestStreamKlinesAcrossReconnect(t *testing.T) {
 	}
 }
 
-func TestWatchKlinesRefusesBuiltIntervals(t *testing.T) {
+func TestWatchKlinesUnknownInterval(t *testing.T) {
 	e := newEnv(t, envOptions{adapter: streamOptions})
-	err := e.ex.WatchKlines(t.Context(), e.cred, btcUSDT, exgate.Interval3m, func(exgate.KlineUpdate) {})
+	err := e.ex.WatchKlines(t.Context(), e.cred, btcUSDT, "2m", func(exgate.KlineUpdate) {})
 	if xe, ok := errors.AsType[*exgate.Error](err); !ok || xe.Code != exgate.CodeInvalidParameter {
-		t.Fatalf("WatchKlines(3m) = %v, want INVALID_PARAMETER", err)
+		t.Fatalf("WatchKlines(2m) = %v, want INVALID_PARAMETER", err)
+	}
+}
+
+// A built interval (3m from 1m) starts from the kline RecentKlines
+// builds, follows every push of its source and closes when the source
+// moves to the next bucket.
+func TestWatchKlinesBuilt(t *testing.T) {
+	e := newEnv(t, envOptions{adapter: streamOptions})
+	ctx := t.Context()
+	rest, err := e.ex.RecentKlines(ctx, e.cred, exgate.KlineRequest{Symbol: btcUSDT, Interval: exgate.Interval3m, Limit: 1})
+	must(t, err)
+	src, err := e.ex.RecentKlines(ctx, e.cred, exgate.KlineRequest{Symbol: btcUSDT, Interval: exgate.Interval1m, Limit: 1})
+	must(t, err)
+	klines := newCollector[exgate.KlineUpdate]()
+	run(t, func(ctx context.Context) error {
+		return e.ex.WatchKlines(ctx, e.cred, btcUSDT, exgate.Interval3m, klines.add)
+	})
+	klines.waitFor(t, 0, 5*time.Second, "the current 3m kline", func(exgate.KlineUpdate) bool { return true })
+	if first := klines.all()[0]; first.Closed || !reflect.DeepEqual(first.Kline, rest[0]) {
+		t.Fatalf("first emission %+v, want RecentKlines' %+v", first, rest[0])
+	}
+	must(t, e.srv.TradeCandle("BTC_USDT", "1m", false))
+	i := klines.waitFor(t, 1, 5*time.Second, "the 3m kline after a trade", func(exgate.KlineUpdate) bool { return true })
+	traded := e.srv.Candle("BTC_USDT", "1m", time.UnixMilli(src[0].OpenTime)) // the pure function: before the trade
+	if got := klines.all()[i]; got.Closed || got.Kline.OpenTime != rest[0].OpenTime || got.Kline.ClosePrice == traded.Close {
+		t.Fatalf("after a trade: %+v, want the same open 3m kline with a new close", got)
+	}
+	// Next 1m candles until one opens the next 3m bucket: those before it
+	// update the same 3m kline, that one closes it.
+	for n := int64(1); ; n++ {
+		must(t, e.srv.TradeCandle("BTC_USDT", "1m", true))
+		open := src[0].OpenTime + n*time.Minute.Milliseconds()
+		if open%(3*time.Minute.Milliseconds()) == 0 {
+			klines.waitFor(t, i+1, 5*time.Second, "the next 3m kline", func(u exgate.KlineUpdate) bool { return u.Kline.OpenTime == open })
+			break
+		}
+		i = klines.waitFor(t, i+1, 5*time.Second, "the 3m kline after the next 1m", func(u exgate.KlineUpdate) bool {
+			return u.Kline.OpenTime == rest[0].OpenTime && !u.Closed && u.Kline.OpenPrice == rest[0].OpenPrice
+		})
+	}
+	closed := 0
+	for _, u := range klines.all() {
+		if u.Closed {
+			closed++
+		}
+	}
+	if closed != 1 {
+		t.Errorf("%d closed emissions, want 1: %+v", closed, klines.all())
 	}
 }
 
