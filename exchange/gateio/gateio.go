@@ -60,7 +60,8 @@ type Options struct {
 	WSURL string
 	// WSPingInterval is how often a stream sends spot.ping; a stream that
 	// hears nothing (not even spot.pong) for twice as long is dropped and
-	// reconnected. Default 10 s.
+	// reconnected. Default 10 s; the gateway sets it from
+	// EXGATE_GATEIO_WS_PING.
 	WSPingInterval time.Duration
 	// WSBackoffMin and WSBackoffMax bound the wait between reconnects
 	// (doubled per failure, with jitter); defaults 250 ms and 30 s.
