@@ -146,3 +146,97 @@ func FuzzParseSmall(f *testing.F) {
 		}
 	})
 }
+
+// seedResults adds the result of each named stream frame too.
+func seedResults(f *testing.F, files ...string) {
+	for _, name := range files {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		m, err := parseWSMessage(b)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add([]byte(m.Result))
+	}
+}
+
+func FuzzParseWSMessage(f *testing.F) {
+	seed(f, "ws_subscribe_ok.json", "ws_subscribe_auth_error.json", "ws_pong.json", "ws_orders.json", "ws_candlesticks.json")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := parseWSMessage(b)
+		if err != nil {
+			return
+		}
+		if m.Channel == "" {
+			t.Fatal("a message without a channel was accepted")
+		}
+		if _, err := ack(m, m.Channel); err != nil && m.Error == nil {
+			t.Fatalf("ack refused a message without an error: %v", err)
+		}
+	})
+}
+
+func FuzzParseBookUpdate(f *testing.F) {
+	seed(f)
+	seedResults(f, "ws_order_book_update.json", "ws_order_book_update_full.json")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		u, err := parseBookUpdate(b)
+		if err != nil {
+			return
+		}
+		if !u.Full && u.First > u.Last {
+			t.Fatalf("update %d..%d accepted", u.First, u.Last)
+		}
+		var s bookSync
+		s.snapshot(u.First-1, nil, nil)
+		if _, err := s.apply(u); err != nil {
+			return
+		}
+		for _, side := range [][]exgate.Level{s.book.Snapshot(0).Bids, s.book.Snapshot(0).Asks} {
+			for _, l := range side {
+				if !exgate.IsPlainDecimal(l.Price) || !exgate.IsPlainDecimal(l.Quantity) {
+					t.Fatalf("level %+v is not plain decimals", l)
+				}
+			}
+		}
+	})
+}
+
+func FuzzParseCandleUpdate(f *testing.F) {
+	seed(f)
+	seedResults(f, "ws_candlesticks.json", "ws_candlesticks_open.json")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		u, err := parseCandleUpdate(b)
+		if err != nil {
+			return
+		}
+		for _, v := range []string{u.o, u.h, u.l, u.c, u.baseVolume} {
+			if !exgate.IsPlainDecimal(v) {
+				t.Fatalf("candle field %q is not a plain decimal", v)
+			}
+		}
+	})
+}
+
+func FuzzParseOrderUpdate(f *testing.F) {
+	seed(f)
+	seedResults(f, "ws_orders.json")
+	e := New(Options{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		os, err := parseOrderUpdate(b)
+		if err != nil {
+			return
+		}
+		for _, o := range os {
+			if o.Status == "" || o.CurrencyPair == "" {
+				t.Fatalf("order %+v accepted without a status or pair", o)
+			}
+			got := e.orderFromGate(&pair{id: o.CurrencyPair, sym: btcUSDTSym, amountPrecision: 8, precision: 8}, o, "")
+			if got.Status == "" || got.ID == "" {
+				t.Fatalf("order converted to %+v", got)
+			}
+		}
+	})
+}

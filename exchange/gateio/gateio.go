@@ -2,7 +2,9 @@
 // API v4 (api.gateio.ws/api/v4): market orders, the order lifecycle
 // (limit orders, cancels, open and recent orders, fills, symbols, recent
 // withdrawals: exgate.OrderManager), candlesticks, order books,
-// balances, deposits, deposit addresses and withdrawals, with Gate's
+// balances, deposits, deposit addresses and withdrawals, live streams of
+// books, klines and orders over its Spot WebSocket v4 (exgate.Streamer,
+// stream.go), with Gate's
 // HMAC-SHA512 request signing, its per-endpoint rate limits and the clock
 // correction its 60-second Timestamp window needs.
 //
@@ -52,6 +54,22 @@ type Options struct {
 	// RetryBackoff is the first pause before a read is retried (doubled,
 	// with jitter, each time); default 200 ms.
 	RetryBackoff time.Duration
+
+	// WSURL is Gate's Spot WebSocket v4 endpoint of the live streams;
+	// default DefaultWSURL. The gateway sets it from EXGATE_GATEIO_WS_URL.
+	WSURL string
+	// WSPingInterval is how often a stream sends spot.ping; a stream that
+	// hears nothing (not even spot.pong) for twice as long is dropped and
+	// reconnected. Default 10 s; the gateway sets it from
+	// EXGATE_GATEIO_WS_PING.
+	WSPingInterval time.Duration
+	// WSBackoffMin and WSBackoffMax bound the wait between reconnects
+	// (doubled per failure, with jitter); defaults 250 ms and 30 s.
+	WSBackoffMin, WSBackoffMax time.Duration
+	// KlineCloseGrace is how long after a kline's interval has ended,
+	// with no later kline pushed, the stream emits it closed; default
+	// 10 s (Gate pushes candlesticks every 2 s).
+	KlineCloseGrace time.Duration
 }
 
 // Exchange is the Gate Spot adapter. It is safe for concurrent use; one
@@ -61,6 +79,7 @@ type Exchange struct {
 	log     *slog.Logger
 	markets *markets
 	chains  *chainCache
+	stream  streamOptions
 }
 
 var _ exgate.Exchange = (*Exchange)(nil)
@@ -83,6 +102,7 @@ func New(opts Options) *Exchange {
 		log:     t.Log,
 		markets: &markets{c: c, ttl: opts.MarketsTTL, minRefresh: time.Minute},
 		chains:  &chainCache{c: c, ttl: opts.ChainsTTL, entries: map[string]*chainEntry{}},
+		stream:  newStreamOptions(opts),
 	}
 }
 

@@ -48,7 +48,8 @@ func newEnv(tb testing.TB, o envOptions) *env {
 	if err := srv.AddAccount(acc); err != nil {
 		tb.Fatal(err)
 	}
-	ao := gateio.Options{BaseURL: srv.URL, HTTPClient: srv.Client(), Now: o.now, RetryBackoff: time.Millisecond, Limiter: noLimits{}}
+	ao := gateio.Options{BaseURL: srv.URL, HTTPClient: srv.Client(), Now: o.now, RetryBackoff: time.Millisecond, Limiter: noLimits{},
+		WSURL: srv.WSURL(), WSBackoffMin: 20 * time.Millisecond, WSBackoffMax: 200 * time.Millisecond}
 	if o.adapter != nil {
 		o.adapter(&ao)
 	}
@@ -78,18 +79,23 @@ func TestConformance(t *testing.T) {
 		// The adapter's default limiter (localstate) paces as in
 		// production.
 		e := newEnv(t, envOptions{adapter: func(o *gateio.Options) { o.Limiter = nil }})
-		return exchangetest.Setup{
-			Exchange:      e.ex,
-			Credential:    e.cred,
-			Symbol:        btcUSDT,
-			BaseQuantity:  decimal.RequireFromString("0.01"),
-			QuoteQuantity: decimal.RequireFromString("250"),
-			Withdrawal: exgate.WithdrawalRequest{
-				Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: decimal.RequireFromString("100"),
-			},
-			DepositAddress: exgate.DepositAddressRequest{Asset: "XRP", Network: "XRP"},
-		}
+		return conformanceSetup(e)
 	})
+}
+
+// conformanceSetup is the suites' setup of an env.
+func conformanceSetup(e *env) exchangetest.Setup {
+	return exchangetest.Setup{
+		Exchange:      e.ex,
+		Credential:    e.cred,
+		Symbol:        btcUSDT,
+		BaseQuantity:  decimal.RequireFromString("0.01"),
+		QuoteQuantity: decimal.RequireFromString("250"),
+		Withdrawal: exgate.WithdrawalRequest{
+			Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: decimal.RequireFromString("100"),
+		},
+		DepositAddress: exgate.DepositAddressRequest{Asset: "XRP", Network: "XRP"},
+	}
 }
 
 // wantCode checks err's code.

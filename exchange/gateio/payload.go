@@ -189,8 +189,9 @@ func plainDecimal(s string) (string, error) {
 	return d.String(), nil
 }
 
-// bookJSON is GET /spot/order_book.
+// bookJSON is GET /spot/order_book; ID is there with with_id=true.
 type bookJSON struct {
+	ID   *int64   `json:"id"`
 	Asks [][]text `json:"asks"`
 	Bids [][]text `json:"bids"`
 }
@@ -205,19 +206,37 @@ type level struct {
 // amount in base. Levels with a zero amount are dropped; sides are sorted
 // (bids descending, asks ascending) whatever order they came in.
 func parseBook(body []byte) (bids, asks []level, err error) {
-	var b bookJSON
+	_, bids, asks, err = parseBookJSON(body)
+	return bids, asks, err
+}
+
+// parseBookWithID reads the book of GET /spot/order_book?with_id=true
+// and its update id, which the stream's updates continue (Gate WS docs,
+// "Order Book Channel").
+func parseBookWithID(body []byte) (id int64, bids, asks []level, err error) {
+	b, bids, asks, err := parseBookJSON(body)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if b.ID == nil || *b.ID <= 0 {
+		return 0, nil, nil, errors.New("order book answer without an update id")
+	}
+	return *b.ID, bids, asks, nil
+}
+
+func parseBookJSON(body []byte) (b bookJSON, bids, asks []level, err error) {
 	if err := json.Unmarshal(body, &b); err != nil {
-		return nil, nil, fmt.Errorf("order book answer: %w", err)
+		return bookJSON{}, nil, nil, fmt.Errorf("order book answer: %w", err)
 	}
 	if bids, err = parseLevels(b.Bids); err != nil {
-		return nil, nil, fmt.Errorf("bids: %w", err)
+		return bookJSON{}, nil, nil, fmt.Errorf("bids: %w", err)
 	}
 	if asks, err = parseLevels(b.Asks); err != nil {
-		return nil, nil, fmt.Errorf("asks: %w", err)
+		return bookJSON{}, nil, nil, fmt.Errorf("asks: %w", err)
 	}
 	sortLevels(bids, true)
 	sortLevels(asks, false)
-	return bids, asks, nil
+	return b, bids, asks, nil
 }
 
 func parseLevels(rows [][]text) ([]level, error) {

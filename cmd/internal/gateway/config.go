@@ -17,6 +17,7 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/binance"
+	"github.com/exgate/exgate/exchange/gateio"
 	"github.com/exgate/exgate/exchange/kraken"
 	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/internal/secretbox"
@@ -36,10 +37,14 @@ type Config struct {
 	// BinanceWSURL and BinanceWSAPIURL are Binance's WebSocket market
 	// streams and WebSocket API endpoints (the live streams); empty
 	// means Binance's production ones.
-	BinanceWSURL     string
-	BinanceWSAPIURL  string
-	KrakenURL        string
-	GateioURL        string
+	BinanceWSURL    string
+	BinanceWSAPIURL string
+	KrakenURL       string
+	GateioURL       string
+	// GateioWSURL and GateioWSPing are the Gate.io stream endpoint and
+	// ping interval (gateio.Options WSURL, WSPingInterval).
+	GateioWSURL      string
+	GateioWSPing     time.Duration
 	RequireTimestamp bool
 	ClientRate       int
 	ClientBurst      int
@@ -115,6 +120,8 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		fs.StringVar(&c.BinanceWSAPIURL, "binance-ws-api-url", env("EXGATE_BINANCE_WS_API_URL", binance.DefaultWSAPIURL), "Binance WebSocket API URL, for the order stream (env EXGATE_BINANCE_WS_API_URL)")
 		fs.StringVar(&c.KrakenURL, "kraken-url", env("EXGATE_KRAKEN_URL", "https://api.kraken.com"), "Kraken REST base URL (env EXGATE_KRAKEN_URL)")
 		fs.StringVar(&c.GateioURL, "gateio-url", env("EXGATE_GATEIO_URL", "https://api.gateio.ws"), "Gate.io REST base URL (env EXGATE_GATEIO_URL)")
+		fs.StringVar(&c.GateioWSURL, "gateio-ws-url", env("EXGATE_GATEIO_WS_URL", gateio.DefaultWSURL), "Gate.io Spot WebSocket v4 URL of the live streams (env EXGATE_GATEIO_WS_URL)")
+		fs.DurationVar(&c.GateioWSPing, "gateio-ws-ping", envDuration("EXGATE_GATEIO_WS_PING", 10*time.Second), "how often a Gate.io stream pings; one silent for twice as long is reconnected (env EXGATE_GATEIO_WS_PING)")
 		fs.BoolVar(&c.RequireTimestamp, "require-timestamp", envBool("EXGATE_REQUIRE_TIMESTAMP", false), "refuse signed requests without a timestamp parameter (env EXGATE_REQUIRE_TIMESTAMP)")
 		fs.IntVar(&c.ClientRate, "client-rate-limit", envInt("EXGATE_CLIENT_RATE_LIMIT", 50), "requests per second allowed to each client key, 0 for none (env EXGATE_CLIENT_RATE_LIMIT)")
 		fs.IntVar(&c.ClientBurst, "client-burst", envInt("EXGATE_CLIENT_BURST", 100), "burst allowed to each client key (env EXGATE_CLIENT_BURST)")
@@ -154,13 +161,17 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("--kraken-tier must be starter, intermediate or pro, not %q", c.KrakenTier))
 	}
-	for flag, u := range map[string]string{"--binance-ws-url": c.BinanceWSURL, "--binance-ws-api-url": c.BinanceWSAPIURL} {
+	for flag, u := range map[string]string{"--binance-ws-url": c.BinanceWSURL, "--binance-ws-api-url": c.BinanceWSAPIURL,
+		"--gateio-ws-url": c.GateioWSURL} {
 		if err := checkWebSocketURL(u); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
 		}
 	}
 	if c.RequestTimeout < 0 || c.MarketDataMaxAge < 0 {
 		errs = append(errs, errors.New("--request-timeout and --market-data-max-age must not be negative"))
+	}
+	if c.GateioWSPing < 0 {
+		errs = append(errs, errors.New("--gateio-ws-ping must not be negative"))
 	}
 	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, errors.New("--log-format must be text or json"))

@@ -43,6 +43,16 @@ func TestServeConfig(t *testing.T) {
 		}, ""},
 		{"Binance WebSocket URL not a WebSocket URL", map[string]string{"EXGATE_BINANCE_WS_URL": "https://stream.binance.com"}, nil, nil, "--binance-ws-url"},
 		{"Binance WebSocket API URL without a host", nil, []string{"--binance-ws-api-url", "wss://"}, nil, "--binance-ws-api-url"},
+		{"Gate.io stream defaults", nil, nil, func(c *Config) bool {
+			return c.GateioWSURL == "wss://api.gateio.ws/ws/v4/" && c.GateioWSPing == 10*time.Second
+		}, ""},
+		{"Gate.io stream environment", map[string]string{"EXGATE_GATEIO_WS_URL": "ws://127.0.0.1:9000/ws/v4/", "EXGATE_GATEIO_WS_PING": "3s"}, nil,
+			func(c *Config) bool {
+				return c.GateioWSURL == "ws://127.0.0.1:9000/ws/v4/" && c.GateioWSPing == 3*time.Second
+			}, ""},
+		{"Gate.io stream URL not a WebSocket", map[string]string{"EXGATE_GATEIO_WS_URL": "https://api.gateio.ws/ws/v4/"}, nil, nil, "--gateio-ws-url"},
+		{"Gate.io stream URL unparsable", nil, []string{"--gateio-ws-url", "wss://%zz"}, nil, "--gateio-ws-url"},
+		{"Gate.io ping unparsable", map[string]string{"EXGATE_GATEIO_WS_PING": "often"}, nil, nil, "EXGATE_GATEIO_WS_PING"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -130,6 +130,7 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 		}),
 		exgate.ExchangeGateio: gateio.New(gateio.Options{
 			BaseURL: cfg.GateioURL, HTTPClient: upstream(exgate.ExchangeGateio), Limiter: limiter, Logger: log.With("exchange", "gateio"),
+			WSURL: cfg.GateioWSURL, WSPingInterval: cfg.GateioWSPing,
 		}),
 	}
 	exchanges := make(map[string]exgate.Exchange, len(adapters))

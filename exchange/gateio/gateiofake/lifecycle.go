@@ -223,6 +223,7 @@ func (s *Server) placeLimit(a *account, p *Pair, side, tif, text string, amount,
 	if o.status == "open" || o.filledAmount.IsPositive() {
 		a.orders = append(a.orders, o)
 	} // else: Gate does not keep orders that cancelled without a fill.
+	s.pushPlaced(a, o)
 	return o, nil
 }
 
@@ -330,6 +331,7 @@ func (s *Server) handleCancelOrder(c *call) (any, *apiError) {
 	}
 	release(c.acc, o)
 	o.status, o.finishAs, o.updated = "cancelled", "cancelled", c.now
+	s.pushOrder(c.acc, o, "finish")
 	return o.json(mode), nil
 }
 
@@ -444,6 +446,7 @@ func (s *Server) FillOrder(apiKey, id string) error {
 		s.fill(a, o, []bookLevel{{price: o.price, amount: o.left}}, "maker", now)
 		release(a, o) // rounding leftovers, if any
 		o.status, o.finishAs = "closed", "filled"
+		s.pushOrder(a, o, "finish")
 		return nil
 	}
 	return fmt.Errorf("gateiofake: no open limit order %s", id)

@@ -71,10 +71,17 @@ type Level struct {
 	Amount string
 }
 
-// book holds both sides, best first, parsed.
+// book holds both sides, best first, parsed, and the update id of the
+// book's last change (GET /spot/order_book?with_id=true, the U/u ids of
+// spot.order_book_update).
 type book struct {
 	bids, asks []bookLevel
+	id         int64
+	changes    int
 }
+
+// firstBookID is the update id of a new book.
+const firstBookID = 48776300
 
 type bookLevel struct {
 	price, amount decimal.Decimal
@@ -86,7 +93,7 @@ const bookDepth = 300
 // generateBook builds a deterministic book around the pair's middle
 // price: level i is (i+1) ticks away, with a size from 1 to 5 units.
 func generateBook(p *Pair) *book {
-	b := &book{}
+	b := &book{id: firstBookID}
 	for i := range bookDepth {
 		off := p.tick.Mul(decimal.NewFromInt(int64(i + 1)))
 		amt := p.unit.Mul(decimal.NewFromInt(int64(1 + (i*7)%5))).RoundDown(p.AmountPrecision)
@@ -104,7 +111,7 @@ func newBook(bids, asks []Level) *book {
 		}
 		return out
 	}
-	return &book{bids: conv(bids), asks: conv(asks)}
+	return &book{bids: conv(bids), asks: conv(asks), id: firstBookID}
 }
 
 func (s *Server) handlePairs(*call) (any, *apiError) {
@@ -147,9 +154,6 @@ func (s *Server) handleBook(c *call) (any, *apiError) {
 	if iv := c.query.Get("interval"); iv != "" && iv != "0" {
 		return nil, invalidParam("interval", iv) // merged depth is not simulated
 	}
-	s.mu.Lock()
-	b := s.books[p.ID]
-	s.mu.Unlock()
 	side := func(ls []bookLevel) [][]string {
 		out := [][]string{}
 		for _, l := range ls[:min(len(ls), int(limit))] {
@@ -157,6 +161,8 @@ func (s *Server) handleBook(c *call) (any, *apiError) {
 		}
 		return out
 	}
+	s.mu.Lock()
+	b := s.books[p.ID]
 	out := map[string]any{
 		"current": c.now.UnixMilli(),
 		"update":  c.now.Add(-2 * time.Millisecond).UnixMilli(),
@@ -164,8 +170,9 @@ func (s *Server) handleBook(c *call) (any, *apiError) {
 		"bids":    side(b.bids),
 	}
 	if c.query.Get("with_id") == "true" {
-		out["id"] = c.now.UnixMilli() / 100
+		out["id"] = b.id
 	}
+	s.mu.Unlock()
 	return out, nil
 }
 
@@ -322,8 +329,18 @@ func (s *Server) handleCandles(c *call) (any, *apiError) {
 		}
 	}
 	rows := [][]string{}
+	var live *liveCandle // a copy of the candle trades moved (TradeCandle)
+	s.mu.Lock()
+	if lc := s.candles[interval+"_"+p.ID]; lc != nil {
+		cp := *lc
+		live = &cp
+	}
+	s.mu.Unlock()
 	for t := first; !t.After(last); t = bucketNext(interval, t) {
 		k := candleOf(p, interval, t)
+		if live != nil && live.open.Equal(t) {
+			k = live.Candle
+		}
 		closed := "true"
 		if t.Equal(current) {
 			closed = "false"

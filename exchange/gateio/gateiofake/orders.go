@@ -187,12 +187,14 @@ func (s *Server) handleCreateOrder(c *call) (any, *apiError) {
 		a.avail[spend] = a.avail[spend].Sub(amount)
 		a.locked[spend] = a.locked[spend].Add(amount)
 		a.orders = append(a.orders, o)
+		s.pushPlaced(a, o)
 		return o.json(b.ActionMode), nil
 	}
 	s.execute(a, o, c.now)
 	if o.filledTotal.IsPositive() || o.filledAmount.IsPositive() {
 		a.orders = append(a.orders, o)
 	} // else: Gate does not keep orders that cancelled without a fill.
+	s.pushPlaced(a, o)
 	return o.json(b.ActionMode), nil
 }
 

@@ -15,6 +15,11 @@
 // a pure function of pair, interval and time. Rate limits follow Gate's
 // documented budgets and answer 429 TOO_MANY_REQUESTS.
 //
+// The Spot WebSocket v4 at /ws/v4/ (ws.go) serves the live streams: signed
+// spot.orders pushes on every order change, spot.order_book_update pushes
+// with update ids, spot.candlesticks, with hooks to skip an update id,
+// pause, drop or silence the streams while REST stays up.
+//
 // A fault hook (SetFault) delays requests, answers them with a given
 // status and body, or drops the connection before or after processing,
 // for the order-safety tests.
@@ -39,7 +44,12 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/exgate/exgate/exchange/internal/fakews"
 )
+
+// wsPath is the path of the Spot WebSocket v4 (ws.go).
+const wsPath = "/ws/v4/"
 
 // Options configure a Server. Every field is optional.
 type Options struct {
@@ -131,16 +141,22 @@ type Server struct {
 	feeRate  decimal.Decimal
 	fault    atomic.Pointer[func(*http.Request) Fault]
 
-	mu          sync.Mutex
-	pairs       map[string]*Pair
-	books       map[string]*book
-	accounts    map[string]*account
-	requests    map[string]int
-	windows     map[string]*window
-	hold        bool
-	nextOrderID int64
-	nextTradeID int64
-	nextWID     int64
+	mu        sync.Mutex
+	pairs     map[string]*Pair
+	books     map[string]*book
+	accounts  map[string]*account
+	requests  map[string]int
+	windows   map[string]*window
+	hold      bool
+	ws        *fakews.Server
+	wsClients map[*wsClient]bool
+	candles   map[string]*liveCandle
+	// wsAuthFailures counts refused private stream subscriptions.
+	wsAuthFailures int
+	wsSilent       bool
+	nextOrderID    int64
+	nextTradeID    int64
+	nextWID        int64
 }
 
 // account is the fake's state of one API key.
@@ -172,6 +188,8 @@ func New(opts Options) *Server {
 		accounts:    map[string]*account{},
 		requests:    map[string]int{},
 		windows:     map[string]*window{},
+		wsClients:   map[*wsClient]bool{},
+		candles:     map[string]*liveCandle{},
 		nextOrderID: 394120049349,
 		nextTradeID: 5736713,
 		nextWID:     64413318,
@@ -180,6 +198,7 @@ func New(opts Options) *Server {
 		s.pairs[p.ID] = p
 		s.books[p.ID] = generateBook(p)
 	}
+	s.ws = fakews.New(s.serveWS)
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -340,6 +359,7 @@ func (s *Server) FillHeldOrders() {
 				a.locked[o.lockedIn] = a.locked[o.lockedIn].Sub(o.amount)
 				a.avail[o.lockedIn] = a.avail[o.lockedIn].Add(o.amount)
 				s.execute(a, o, now)
+				s.pushOrder(a, o, "finish")
 			}
 		}
 	}
@@ -379,7 +399,11 @@ func (s *Server) SetTradeStatus(pairID, status string) {
 func (s *Server) SetBook(pairID string, bids, asks []Level) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.books[pairID] = newBook(bids, asks)
+	b := newBook(bids, asks)
+	if old := s.books[pairID]; old != nil {
+		b.id = old.id + 1
+	}
+	s.books[pairID] = b
 }
 
 // apiError is one of Gate's error answers.
@@ -457,6 +481,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests[r.URL.Path]++
 	s.mu.Unlock()
+	if r.URL.Path == wsPath {
+		s.ws.ServeHTTP(w, r)
+		return
+	}
 
 	var f Fault
 	if hook := s.fault.Load(); hook != nil {
