@@ -34,6 +34,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/exgate/exgate/exchange/internal/fakehttp"
 	"github.com/exgate/exgate/exchange/internal/fakews"
 )
 
@@ -63,23 +64,8 @@ type Account struct {
 	PendingWithdrawals bool
 }
 
-// Fault is what the fault hook does with one request. The zero Fault
-// processes the request normally.
-type Fault struct {
-	// Delay holds the request this long before anything else (the
-	// request's context ending cuts it short).
-	Delay time.Duration
-	// Status, when not zero, answers with this status, Header and Body
-	// instead of processing the request.
-	Status int
-	Header map[string]string
-	Body   string
-	// Drop closes the connection without processing the request.
-	Drop bool
-	// DropAfter processes the request (an order is placed, a withdrawal
-	// made) and then closes the connection without answering.
-	DropAfter bool
-}
+// Fault is what the fault hook does with one request (fakehttp.Fault).
+type Fault = fakehttp.Fault
 
 // Server is a running fake. Its exported methods are safe for concurrent
 // use with the requests it serves.
@@ -104,11 +90,10 @@ type Server struct {
 	tick  atomic.Bool
 	ticks atomic.Int64
 
-	fault atomic.Pointer[func(*http.Request) Fault]
+	faults fakehttp.Faults
 
 	mu          sync.Mutex
 	accounts    map[string]*account
-	requests    map[string]int
 	lastParams  map[string]url.Values
 	weightMin   int64
 	weightUsed  int
@@ -140,7 +125,6 @@ func New(opts Options) *Server {
 		now:         opts.Now,
 		weightLimit: opts.WeightLimit,
 		accounts:    map[string]*account{},
-		requests:    map[string]int{},
 		lastParams:  map[string]url.Values{},
 		sapiUsed:    map[string]int{},
 		klineCache:  map[klineKey][]byte{},
@@ -167,11 +151,7 @@ func (s *Server) Client() *http.Client { return s.srv.Client() }
 
 // SetFault installs the fault hook (nil removes it).
 func (s *Server) SetFault(f func(r *http.Request) Fault) {
-	if f == nil {
-		s.fault.Store(nil)
-		return
-	}
-	s.fault.Store(&f)
+	s.faults.SetHook(f)
 }
 
 // TickCurrentKline makes the current interval's kline change on every
@@ -192,9 +172,7 @@ func (s *Server) serverTime() time.Time {
 // Requests returns how many requests reached path (any method), faults
 // included.
 func (s *Server) Requests(path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests[path]
+	return s.faults.Requests(path)
 }
 
 // LastParams returns the parameters (query and body, signature included)
@@ -216,9 +194,9 @@ func (s *Server) LastParams(method, path string) url.Values {
 
 // ResetCounters forgets request counts and recorded parameters.
 func (s *Server) ResetCounters() {
+	s.faults.ResetCounters()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	clear(s.requests)
 	clear(s.lastParams)
 }
 
@@ -269,43 +247,18 @@ func apiErr(status, code int, msg string) response {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.requests[r.URL.Path]++
-	s.mu.Unlock()
 	if isWebSocket(r.URL.Path) {
+		s.faults.Count(r)
 		s.serveWebSocket(w, r)
 		return
 	}
-
-	var f Fault
-	if hook := s.fault.Load(); hook != nil {
-		f = (*hook)(r)
-	}
-	if f.Delay > 0 {
-		t := time.NewTimer(f.Delay)
-		select {
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
-	if f.Drop {
-		hijackClose(w)
-		return
-	}
-	if f.Status != 0 {
-		for k, v := range f.Header {
-			w.Header().Set(k, v)
-		}
-		w.Header().Set("Content-Type", "application/json;charset=UTF-8")
-		w.WriteHeader(f.Status)
-		_, _ = w.Write([]byte(f.Body))
+	f, done := s.faults.Before(w, r, "application/json;charset=UTF-8")
+	if done {
 		return
 	}
 	resp := s.handle(r)
 	if f.DropAfter {
-		hijackClose(w)
+		fakehttp.Drop(w)
 		return
 	}
 	h := w.Header()
@@ -319,19 +272,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if len(resp.tail) > 0 {
 		_, _ = w.Write(resp.tail)
 	}
-}
-
-// hijackClose drops the connection without an answer.
-func hijackClose(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic(http.ErrAbortHandler)
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		panic(http.ErrAbortHandler)
-	}
-	_ = conn.Close()
 }
 
 // handle routes, meters, authenticates and checks one request.

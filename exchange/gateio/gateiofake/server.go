@@ -45,6 +45,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/exgate/exgate/exchange/internal/fakehttp"
 	"github.com/exgate/exgate/exchange/internal/fakews"
 )
 
@@ -94,23 +95,8 @@ type Deposit struct {
 	Time     time.Time
 }
 
-// Fault is what the fault hook does with one request. The zero Fault
-// processes the request normally.
-type Fault struct {
-	// Delay holds the request this long before anything else (the
-	// request's context ending cuts it short).
-	Delay time.Duration
-	// Status, when not zero, answers with this status, Header and Body
-	// instead of processing the request.
-	Status int
-	Header map[string]string
-	Body   string
-	// Drop closes the connection without processing the request.
-	Drop bool
-	// DropAfter processes the request (an order is placed, a withdrawal
-	// made) and then closes the connection without answering.
-	DropAfter bool
-}
+// Fault is what the fault hook does with one request (fakehttp.Fault).
+type Fault = fakehttp.Fault
 
 // SentOrder is the body of one POST /spot/orders that passed
 // authentication, as the fake read it.
@@ -139,13 +125,12 @@ type Server struct {
 	offsetMS atomic.Int64
 	noLimits bool
 	feeRate  decimal.Decimal
-	fault    atomic.Pointer[func(*http.Request) Fault]
+	faults   fakehttp.Faults
 
 	mu        sync.Mutex
 	pairs     map[string]*Pair
 	books     map[string]*book
 	accounts  map[string]*account
-	requests  map[string]int
 	windows   map[string]*window
 	hold      bool
 	ws        *fakews.Server
@@ -186,7 +171,6 @@ func New(opts Options) *Server {
 		pairs:       map[string]*Pair{},
 		books:       map[string]*book{},
 		accounts:    map[string]*account{},
-		requests:    map[string]int{},
 		windows:     map[string]*window{},
 		wsClients:   map[*wsClient]bool{},
 		candles:     map[string]*liveCandle{},
@@ -252,11 +236,7 @@ func SeedDeposits(now time.Time) []Deposit {
 
 // SetFault installs the fault hook (nil removes it).
 func (s *Server) SetFault(f func(r *http.Request) Fault) {
-	if f == nil {
-		s.fault.Store(nil)
-		return
-	}
-	s.fault.Store(&f)
+	s.faults.SetHook(f)
 }
 
 // SetClockOffset makes the server's clock run d ahead of Options.Now
@@ -271,16 +251,12 @@ func (s *Server) serverTime() time.Time {
 // Requests returns how many requests reached path (for example
 // "/api/v4/spot/orders", any method), faults included.
 func (s *Server) Requests(path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests[path]
+	return s.faults.Requests(path)
 }
 
 // ResetCounters forgets the request counts.
 func (s *Server) ResetCounters() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	clear(s.requests)
+	s.faults.ResetCounters()
 }
 
 // OrdersByText returns how many orders the account holds (open or
@@ -478,43 +454,18 @@ var routes = map[string]*route{
 
 // serve counts the request, applies the fault hook and answers.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.requests[r.URL.Path]++
-	s.mu.Unlock()
 	if r.URL.Path == wsPath {
+		s.faults.Count(r)
 		s.ws.ServeHTTP(w, r)
 		return
 	}
-
-	var f Fault
-	if hook := s.fault.Load(); hook != nil {
-		f = (*hook)(r)
-	}
-	if f.Delay > 0 {
-		t := time.NewTimer(f.Delay)
-		select {
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
-	if f.Drop {
-		hijackClose(w)
-		return
-	}
-	if f.Status != 0 {
-		for k, v := range f.Header {
-			w.Header().Set(k, v)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(f.Status)
-		_, _ = io.WriteString(w, f.Body)
+	f, done := s.faults.Before(w, r, "application/json")
+	if done {
 		return
 	}
 	status, header, body := s.handle(r)
 	if f.DropAfter {
-		hijackClose(w)
+		fakehttp.Drop(w)
 		return
 	}
 	for k, v := range header {
@@ -523,19 +474,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// hijackClose drops the connection without an answer.
-func hijackClose(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic(http.ErrAbortHandler)
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		panic(http.ErrAbortHandler)
-	}
-	_ = conn.Close()
 }
 
 // handle routes, authenticates, meters and answers one request.

@@ -1,0 +1,78 @@
+package fakehttp
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestFaults(t *testing.T) {
+	var f Faults
+	processed := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fault, done := f.Before(w, r, "application/json")
+		if done {
+			return
+		}
+		processed++
+		if fault.DropAfter {
+			Drop(w)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	get := func(path string) (int, string, error) {
+		resp, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), nil
+	}
+	tests := []struct {
+		name      string
+		fault     Fault
+		status    int
+		body      string
+		dropped   bool
+		processed int
+	}{
+		{"none", Fault{}, 200, "ok", false, 1},
+		{"canned answer", Fault{Status: 503, Body: `{"e":1}`, Header: map[string]string{"Retry-After": "1"}}, 503, `{"e":1}`, false, 0},
+		{"drop before", Fault{Drop: true}, 0, "", true, 0},
+		{"drop after", Fault{DropAfter: true}, 0, "", true, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			processed = 0
+			f.SetHook(func(r *http.Request) Fault {
+				if r.URL.Path == "/faulty" {
+					return tc.fault
+				}
+				return Fault{}
+			})
+			status, body, err := get("/faulty")
+			if tc.dropped != (err != nil) || status != tc.status || body != tc.body || processed != tc.processed {
+				t.Errorf("got %d %q, err %v, processed %d; want %d %q, dropped %v, processed %d",
+					status, body, err, processed, tc.status, tc.body, tc.dropped, tc.processed)
+			}
+		})
+	}
+	f.SetHook(nil)
+	if status, _, err := get("/faulty"); err != nil || status != 200 {
+		t.Errorf("without a hook: %d, %v", status, err)
+	}
+	// Requests counts every request to the path, faulted ones too (a
+	// client retries a dropped idempotent GET once, so dropped ones may
+	// count twice).
+	if n := f.Requests("/faulty"); n < len(tests)+1 {
+		t.Errorf("Requests = %d, want at least %d", n, len(tests)+1)
+	}
+	f.ResetCounters()
+	if n := f.Requests("/faulty"); n != 0 {
+		t.Errorf("after ResetCounters: %d", n)
+	}
+}
