@@ -40,7 +40,6 @@ import (
 // sub is one WebSocket connection's subscriptions and outgoing queue.
 type sub struct {
 	conn *fakews.Conn
-	out  chan []byte
 	// combined wraps market events as /stream does.
 	combined bool
 	streams  map[string]bool
@@ -50,13 +49,7 @@ type sub struct {
 	subID   int64
 }
 
-func (u *sub) push(b []byte) {
-	select {
-	case u.out <- b:
-	default:
-		u.conn.Drop()
-	}
-}
+func (u *sub) push(b []byte) { u.conn.Push(b) }
 
 // firstBookID is the lastUpdateId of every book before its first change.
 const firstBookID = 1027024
@@ -143,7 +136,7 @@ func (s *Server) validStream(name string) bool {
 
 // handleWS serves one WebSocket connection until it ends.
 func (s *Server) handleWS(ctx context.Context, c *fakews.Conn) {
-	u := &sub{conn: c, out: make(chan []byte, 4096), streams: map[string]bool{}, combined: c.Request.URL.Path == "/stream"}
+	u := &sub{conn: c, streams: map[string]bool{}, combined: c.Request.URL.Path == "/stream"}
 	api := c.Request.URL.Path == "/ws-api/v3"
 	s.mu.Lock()
 	s.subs[u] = struct{}{}
@@ -158,19 +151,6 @@ func (s *Server) handleWS(ctx context.Context, c *fakews.Conn) {
 		s.mu.Lock()
 		delete(s.subs, u)
 		s.mu.Unlock()
-	}()
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case b := <-u.out:
-				if c.SendRaw(ctx, b) != nil {
-					c.Drop()
-					return
-				}
-			}
-		}
 	}()
 	for {
 		b, err := c.Read(ctx)

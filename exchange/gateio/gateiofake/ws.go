@@ -46,7 +46,6 @@ const wsUID = 3497082
 // are guarded by Server.mu; out is written by one goroutine.
 type wsClient struct {
 	conn      *fakews.Conn
-	out       chan []byte
 	ordersKey string
 	orders    map[string]bool // pairs, or "!all"
 	books     map[string]bool // pairs
@@ -113,7 +112,7 @@ type wsRequest struct {
 // serveWS runs one stream connection: a writer for the queued pushes and
 // the request loop.
 func (s *Server) serveWS(ctx context.Context, conn *fakews.Conn) {
-	cl := &wsClient{conn: conn, out: make(chan []byte, 4096), orders: map[string]bool{}, books: map[string]bool{}, candles: map[string]bool{},
+	cl := &wsClient{conn: conn, orders: map[string]bool{}, books: map[string]bool{}, candles: map[string]bool{},
 		silent: &s.wsSilent}
 	s.mu.Lock()
 	s.wsClients[cl] = true
@@ -122,19 +121,6 @@ func (s *Server) serveWS(ctx context.Context, conn *fakews.Conn) {
 		s.mu.Lock()
 		delete(s.wsClients, cl)
 		s.mu.Unlock()
-	}()
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case b := <-cl.out:
-				if err := conn.SendRaw(ctx, b); err != nil {
-					conn.Drop()
-					return
-				}
-			}
-		}
 	}()
 	for {
 		b, err := conn.Read(ctx)
@@ -157,11 +143,7 @@ func (cl *wsClient) enqueue(v any) {
 	if err != nil {
 		panic(err) // the fake's own values
 	}
-	select {
-	case cl.out <- b:
-	default:
-		cl.conn.Drop()
-	}
+	cl.conn.Push(b)
 }
 
 // answer is the server's answer to a request.

@@ -50,7 +50,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ws.SetReadLimit(1 << 20)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	c := &Conn{ws: ws, Request: r, cancel: cancel}
+	c := &Conn{ws: ws, Request: r, ctx: ctx, cancel: cancel}
 	s.mu.Lock()
 	if s.down {
 		s.mu.Unlock()
@@ -145,8 +145,42 @@ type Conn struct {
 	ws *websocket.Conn
 	// Request is the upgrade request (its URL, headers, query).
 	Request *http.Request
+	ctx     context.Context
 	cancel  context.CancelFunc
 	wmu     sync.Mutex
+
+	startWriter sync.Once
+	out         chan []byte
+}
+
+// pushQueue is how many messages Push holds for a connection; a client
+// that falls further behind is dropped, as exchanges drop slow readers.
+const pushQueue = 4096
+
+// Push queues b to be sent as one text message without waiting, from any
+// goroutine, in order; when the queue is full the connection is dropped.
+func (c *Conn) Push(b []byte) {
+	c.startWriter.Do(func() {
+		c.out = make(chan []byte, pushQueue)
+		go func() {
+			for {
+				select {
+				case <-c.ctx.Done():
+					return
+				case b := <-c.out:
+					if c.SendRaw(c.ctx, b) != nil {
+						c.Drop()
+						return
+					}
+				}
+			}
+		}()
+	})
+	select {
+	case c.out <- b:
+	default:
+		c.Drop()
+	}
 }
 
 // Read returns the next text message.

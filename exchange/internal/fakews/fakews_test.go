@@ -19,9 +19,11 @@ func TestServer(t *testing.T) {
 			if err != nil {
 				return
 			}
+			// Send answers at once; Push queues the same answer again.
 			if err := c.Send(ctx, map[string]string{"echo": string(b)}); err != nil {
 				return
 			}
+			c.Push([]byte(`{"pushed":"` + string(b) + `"}`))
 		}
 	})
 	hs := httptest.NewServer(srv)
@@ -39,6 +41,9 @@ func TestServer(t *testing.T) {
 	}
 	if _, b, err := ws.Read(ctx); err != nil || string(b) != `{"echo":"hi"}` {
 		t.Fatalf("echo = %s, %v", b, err)
+	}
+	if _, b, err := ws.Read(ctx); err != nil || string(b) != `{"pushed":"hi"}` {
+		t.Fatalf("pushed = %s, %v", b, err)
 	}
 	if err := srv.WaitConns(ctx, 1); err != nil {
 		t.Fatal(err)
