@@ -240,7 +240,29 @@ func parseBookJSON(body []byte) (b bookJSON, bids, asks []level, err error) {
 }
 
 func parseLevels(rows [][]text) ([]level, error) {
-	out := make([]level, 0, len(rows))
+	pairs, err := levelStrings(rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]level, 0, len(pairs))
+	for i, pq := range pairs {
+		pd, perr := exgate.ParseDecimal(pq[0])
+		qd, qerr := exgate.ParseDecimal(pq[1])
+		if perr != nil || qerr != nil {
+			return nil, fmt.Errorf("level %d: bad decimal", i)
+		}
+		if !qd.IsPositive() || !pd.IsPositive() {
+			continue
+		}
+		out = append(out, level{price: pq[0], qty: pq[1], priceDec: pd, qtyDec: qd})
+	}
+	return out, nil
+}
+
+// levelStrings reads Gate's [price, amount] rows as plain decimal strings
+// (the REST book and the stream's updates alike).
+func levelStrings(rows [][]text) ([][2]string, error) {
+	out := make([][2]string, 0, len(rows))
 	for i, r := range rows {
 		if len(r) < 2 {
 			return nil, fmt.Errorf("level %d: %d elements, want 2", i, len(r))
@@ -253,15 +275,7 @@ func parseLevels(rows [][]text) ([]level, error) {
 		if err != nil {
 			return nil, fmt.Errorf("level %d amount: %w", i, err)
 		}
-		pd, perr := exgate.ParseDecimal(p)
-		qd, qerr := exgate.ParseDecimal(q)
-		if perr != nil || qerr != nil {
-			return nil, fmt.Errorf("level %d: bad decimal", i)
-		}
-		if !qd.IsPositive() || !pd.IsPositive() {
-			continue
-		}
-		out = append(out, level{price: p, qty: q, priceDec: pd, qtyDec: qd})
+		out = append(out, [2]string{p, q})
 	}
 	return out, nil
 }

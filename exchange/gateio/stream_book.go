@@ -67,32 +67,13 @@ func parseBookUpdate(raw []byte) (bookUpdate, error) {
 	}
 	u := bookUpdate{Pair: j.S, Full: j.Full, First: j.First, Last: j.Last}
 	var err error
-	if u.Bids, err = updateLevels(j.Bids); err != nil {
+	if u.Bids, err = levelStrings(j.Bids); err != nil {
 		return bookUpdate{}, fmt.Errorf("book update bids: %w", err)
 	}
-	if u.Asks, err = updateLevels(j.Asks); err != nil {
+	if u.Asks, err = levelStrings(j.Asks); err != nil {
 		return bookUpdate{}, fmt.Errorf("book update asks: %w", err)
 	}
 	return u, nil
-}
-
-func updateLevels(rows [][]text) ([][2]string, error) {
-	out := make([][2]string, 0, len(rows))
-	for i, r := range rows {
-		if len(r) < 2 {
-			return nil, fmt.Errorf("level %d: %d elements, want 2", i, len(r))
-		}
-		p, err := plainDecimal(string(r[0]))
-		if err != nil {
-			return nil, fmt.Errorf("level %d price: %w", i, err)
-		}
-		q, err := plainDecimal(string(r[1]))
-		if err != nil {
-			return nil, fmt.Errorf("level %d amount: %w", i, err)
-		}
-		out = append(out, [2]string{p, q})
-	}
-	return out, nil
 }
 
 // errBookGap is an update that does not go on from the book.
