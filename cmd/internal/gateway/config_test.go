@@ -34,6 +34,14 @@ func TestServeConfig(t *testing.T) {
 		{"bad environment is an error even when a flag overrides it", map[string]string{"EXGATE_CLIENT_BURST": "x"}, []string{"--client-burst", "5"}, nil, "EXGATE_CLIENT_BURST"},
 		{"unknown Kraken tier", nil, []string{"--kraken-tier", "gold"}, nil, "--kraken-tier"},
 		{"negative timeout", nil, []string{"--request-timeout", "-1s"}, nil, "--request-timeout"},
+		{"console off by default", nil, nil, func(c *Config) bool { u, err := c.ConsoleBaseURL(); return c.ConsoleAddr == "" && u == "" && err == nil }, ""},
+		{"console from the environment", map[string]string{"EXGATE_CONSOLE_ADDR": "0.0.0.0:8090"}, nil,
+			func(c *Config) bool { u, _ := c.ConsoleBaseURL(); return c.ConsoleAddr == "0.0.0.0:8090" && u == "http://127.0.0.1:8090" }, ""},
+		{"console URL", nil, []string{"--console-addr", ":8090", "--console-url", "https://console.example/"},
+			func(c *Config) bool { u, _ := c.ConsoleBaseURL(); return u == "https://console.example" }, ""},
+		{"unparsable console address", map[string]string{"EXGATE_CONSOLE_ADDR": "8090"}, nil, nil, "EXGATE_CONSOLE_ADDR"},
+		{"console URL with a path", nil, []string{"--console-url", "https://x.example/console"}, nil, "--console-url"},
+		{"console on the API's address", nil, []string{"--console-addr", "127.0.0.1:8080"}, nil, "--console-addr"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
