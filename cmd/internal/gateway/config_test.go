@@ -34,9 +34,15 @@ func TestServeConfig(t *testing.T) {
 		{"bad environment is an error even when a flag overrides it", map[string]string{"EXGATE_CLIENT_BURST": "x"}, []string{"--client-burst", "5"}, nil, "EXGATE_CLIENT_BURST"},
 		{"unknown Kraken tier", nil, []string{"--kraken-tier", "gold"}, nil, "--kraken-tier"},
 		{"negative timeout", nil, []string{"--request-timeout", "-1s"}, nil, "--request-timeout"},
-		{"console off by default", nil, nil, func(c *Config) bool { u, err := c.ConsoleBaseURL(); return c.ConsoleAddr == "" && u == "" && err == nil }, ""},
+		{"console off by default", nil, nil, func(c *Config) bool {
+			u, err := c.ConsoleBaseURL()
+			return c.ConsoleAddr == "" && u == "" && err == nil
+		}, ""},
 		{"console from the environment", map[string]string{"EXGATE_CONSOLE_ADDR": "0.0.0.0:8090"}, nil,
-			func(c *Config) bool { u, _ := c.ConsoleBaseURL(); return c.ConsoleAddr == "0.0.0.0:8090" && u == "http://127.0.0.1:8090" }, ""},
+			func(c *Config) bool {
+				u, _ := c.ConsoleBaseURL()
+				return c.ConsoleAddr == "0.0.0.0:8090" && u == "http://127.0.0.1:8090"
+			}, ""},
 		{"console URL", nil, []string{"--console-addr", ":8090", "--console-url", "https://console.example/"},
 			func(c *Config) bool { u, _ := c.ConsoleBaseURL(); return u == "https://console.example" }, ""},
 		{"unparsable console address", map[string]string{"EXGATE_CONSOLE_ADDR": "8090"}, nil, nil, "EXGATE_CONSOLE_ADDR"},
