@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/coalesce"
 	"github.com/exgate/exgate/console"
 	"github.com/exgate/exgate/exchange/sim"
 	"github.com/exgate/exgate/journal"
@@ -57,7 +58,9 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	exchanges := map[string]exgate.Exchange{exgate.ExchangeSim: sim.New(sim.Options{Ledger: st})}
+	// Wrapped as the gateway wraps it: the console finds the order
+	// lifecycle through the wrapper.
+	exchanges := map[string]exgate.Exchange{exgate.ExchangeSim: coalesce.New(sim.New(sim.Options{Ledger: st}), coalesce.Options{})}
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges})
 	e := &env{st: st, jr: jr, clock: &clock{now: time.Now()}}
 	h, err := console.New(console.Options{

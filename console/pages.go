@@ -401,6 +401,9 @@ func describeIntent(it exgate.Intent, now time.Time) journalRow {
 		row.Status = rec.Status
 		what := rec.Side + " " + string(rec.Quantity) + " " + rec.QuantityIn
 		if rec.Asset1 != "" {
+			what += " on"
+		}
+		if rec.Asset1 != "" {
 			what += " " + rec.Asset1 + "/" + rec.Asset2
 		}
 		if rec.Price != "" {
@@ -498,7 +501,7 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s session)
 		if d.Balances, err = ex.Balances(r.Context(), cred); err != nil {
 			d.BalancesErr = err.Error()
 		}
-		if om, ok := ex.(exgate.OrderManager); ok {
+		if om, ok := exgate.AsOrderManager(ex); ok {
 			open, err := om.OpenOrders(r.Context(), cred, exgate.OrderFilter{})
 			switch {
 			case err != nil:
