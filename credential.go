@@ -2,7 +2,6 @@ package exgate
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -124,20 +123,25 @@ func (c Credential) String() string {
 }
 
 // Check refuses a credential no exchange would accept, before it is
-// stored: by exchange-keys add and by the web console.
+// stored: by exchange-keys add and by the web console. The error is an
+// INVALID_PARAMETER *Error whose Param names the field (name, exchange,
+// key, secret).
 func (c Credential) Check() error {
 	if c.Name == "" || len(c.Name) > 64 || strings.ContainsAny(c.Name, " \t\r\n") {
-		return errors.New("the name is required: 1 to 64 characters without spaces")
+		return ParamError("name", "the name is required: 1 to 64 characters without spaces")
 	}
 	if !slices.Contains(ExchangeNames, c.Exchange) {
-		return fmt.Errorf("the exchange must be one of %s", strings.Join(ExchangeNames, ", "))
+		return ParamError("exchange", "the exchange must be one of %s", strings.Join(ExchangeNames, ", "))
 	}
-	if c.Exchange != ExchangeSim && (c.Key == "" || c.Secret == "") {
-		return fmt.Errorf("the exchange's key and secret are required for %s", c.Exchange)
+	if c.Exchange != ExchangeSim && c.Key == "" {
+		return ParamError("key", "the exchange's key and secret are required for %s", c.Exchange)
+	}
+	if c.Exchange != ExchangeSim && c.Secret == "" {
+		return ParamError("secret", "the exchange's key and secret are required for %s", c.Exchange)
 	}
 	if c.Exchange == ExchangeKraken {
 		if _, err := base64.StdEncoding.DecodeString(c.Secret); err != nil {
-			return errors.New("the secret: a Kraken private key is base64; this one does not decode")
+			return ParamError("secret", "a Kraken private key is base64; this one does not decode")
 		}
 	}
 	return nil

@@ -209,7 +209,11 @@ func (h *Handler) addExchangeKey(w http.ResponseWriter, r *http.Request, s sessi
 		Exchange: strings.ToLower(f.Get("exchange")), Key: strings.TrimSpace(f.Get("key")),
 		Secret: strings.TrimSpace(f.Get("secret")), Passphrase: strings.TrimSpace(f.Get("passphrase")), Permissions: perms}
 	if err := c.Check(); err != nil {
-		h.renderExchangeKeys(w, r, s, http.StatusBadRequest, "", err.Error())
+		msg := err.Error()
+		if e, ok := errors.AsType[*exgate.Error](err); ok {
+			msg = e.Detail
+		}
+		h.renderExchangeKeys(w, r, s, http.StatusBadRequest, "", msg)
 		return
 	}
 	c, err = h.o.Store.AddCredential(r.Context(), c)

@@ -156,6 +156,9 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 		cred = exgate.Credential{ClientAPIKey: *apiKey, Name: *name, Exchange: strings.ToLower(*exchange),
 			Key: *key, Secret: *secret, Passphrase: *passphrase, Permissions: ps}
 		if err := cred.Check(); err != nil {
+			if e, ok := errors.AsType[*exgate.Error](err); ok && e.Param != "" {
+				return fmt.Errorf("exchange-keys add: --%s: %s", e.Param, e.Detail)
+			}
 			return fmt.Errorf("exchange-keys add: %w", err)
 		}
 	case "remove":
