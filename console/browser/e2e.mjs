@@ -65,7 +65,13 @@ async function shot(page, width, name) {
 // tables scroll inside their own box).
 async function noOverflow(page, width, what) {
   const w = await page.evaluate(() => document.documentElement.scrollWidth);
-  assert.ok(w <= width + 1, `${what}: the page is ${w}px wide at a ${width}px viewport`);
+  if (w > width + 1) {
+    // Name the widest elements that stick out, to say what to fix.
+    const wide = await page.evaluate((vw) => [...document.querySelectorAll("body *")]
+      .filter((el) => el.getBoundingClientRect().right > vw + 1 && !el.parentElement.closest(".scroll"))
+      .slice(0, 5).map((el) => `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}.${el.className}:${Math.round(el.getBoundingClientRect().right)}`), width);
+    assert.fail(`${what}: the page is ${w}px wide at a ${width}px viewport: ${wide.join(", ")}`);
+  }
 }
 
 async function run(width, loginURL) {
