@@ -38,3 +38,35 @@ func TestPermissionsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialCheck: a credential no exchange would accept is refused
+// naming the field, for exchange-keys add and the console alike.
+func TestCredentialCheck(t *testing.T) {
+	tests := []struct {
+		name  string
+		c     Credential
+		param string
+	}{
+		{"sim without key", Credential{Name: "paper", Exchange: ExchangeSim}, ""},
+		{"binance", Credential{Name: "main", Exchange: ExchangeBinance, Key: "k", Secret: "s"}, ""},
+		{"no name", Credential{Exchange: ExchangeSim}, "name"},
+		{"name with a space", Credential{Name: "a b", Exchange: ExchangeSim}, "name"},
+		{"unknown exchange", Credential{Name: "x", Exchange: "ftx"}, "exchange"},
+		{"binance without key", Credential{Name: "x", Exchange: ExchangeBinance, Secret: "s"}, "key"},
+		{"binance without secret", Credential{Name: "x", Exchange: ExchangeBinance, Key: "k"}, "secret"},
+		{"kraken secret not base64", Credential{Name: "x", Exchange: ExchangeKraken, Key: "k", Secret: "not base64!"}, "secret"},
+	}
+	for _, tc := range tests {
+		err := tc.c.Check()
+		if tc.param == "" {
+			if err != nil {
+				t.Errorf("%s: Check = %v, want nil", tc.name, err)
+			}
+			continue
+		}
+		e, ok := err.(*Error)
+		if !ok || e.Param != tc.param || e.Code != CodeInvalidParameter {
+			t.Errorf("%s: Check = %v, want INVALID_PARAMETER on %s", tc.name, err, tc.param)
+		}
+	}
+}

@@ -107,6 +107,9 @@ type Store interface {
 	// ControlStore keeps the operator's allowlists and audit trail
 	// (controls.go).
 	ControlStore
+	// ConsoleStore keeps the web console's logins and sessions and reads
+	// the journal by exchange key (console.go).
+	ConsoleStore
 	// SimOperations returns up to limit operations of a kind, newest
 	// first (by CreatedAt, then by the order they were applied); limit
 	// <= 0 means no limit.

@@ -247,3 +247,72 @@ func (l *limiter) ObservePace(exchange, budget string, refused bool) {
 func (m *Metrics) ClockSkewGauge(exchange string) prometheus.Gauge {
 	return m.clockSkew.WithLabelValues(exchange)
 }
+
+// Headroom is one exchange's pacing as the collectors last saw it, for the
+// console's health page: the request weight the exchange reported against
+// its limit, the calls pacing held back, and the clock skew.
+type Headroom struct {
+	Exchange string
+	// WeightUsed and WeightLimit are set when HasWeight.
+	WeightUsed, WeightLimit float64
+	HasWeight               bool
+	// Waited and Refused count the calls pacing held back since start.
+	Waited, Refused float64
+	// ClockSkew is the exchange's clock minus ours, in seconds, when
+	// HasSkew.
+	ClockSkew float64
+	HasSkew   bool
+}
+
+// Headroom reads the pacing collectors, one entry per exchange seen.
+func (m *Metrics) Headroom() []Headroom {
+	families, err := m.reg.Gather()
+	if err != nil {
+		return nil
+	}
+	by := map[string]*Headroom{}
+	var order []string
+	get := func(exchange string) *Headroom {
+		h := by[exchange]
+		if h == nil {
+			h = &Headroom{Exchange: exchange}
+			by[exchange] = h
+			order = append(order, exchange)
+		}
+		return h
+	}
+	for _, f := range families {
+		for _, mt := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range mt.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			ex := labels["exchange"]
+			if ex == "" {
+				continue
+			}
+			switch f.GetName() {
+			case "exgate_upstream_weight_used":
+				h := get(ex)
+				h.WeightUsed, h.HasWeight = mt.GetGauge().GetValue(), true
+			case "exgate_upstream_weight_limit":
+				get(ex).WeightLimit = mt.GetGauge().GetValue()
+			case "exgate_upstream_clock_skew_seconds":
+				h := get(ex)
+				h.ClockSkew, h.HasSkew = mt.GetGauge().GetValue(), true
+			case "exgate_pacing_total":
+				h := get(ex)
+				if labels["outcome"] == "refused" {
+					h.Refused += mt.GetCounter().GetValue()
+				} else {
+					h.Waited += mt.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	out := make([]Headroom, 0, len(order))
+	for _, ex := range order {
+		out = append(out, *by[ex])
+	}
+	return out
+}

@@ -217,3 +217,41 @@ func BenchmarkTransport(b *testing.B) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestHeadroom: the console's health page reads pacing per exchange from
+// the same collectors /metrics serves.
+func TestHeadroom(t *testing.T) {
+	m := metrics.New()
+	if got := m.Headroom(); len(got) != 0 {
+		t.Fatalf("Headroom of a new registry = %+v, want none", got)
+	}
+	m.SetWeightLimit("binance", 6000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-MBX-USED-WEIGHT-1M", "1500")
+	}))
+	defer srv.Close()
+	resp, err := (&http.Client{Transport: m.Transport("binance", nil)}).Get(srv.URL + "/api/v3/klines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	o := m.Limiter(localstate.NewLimiter(nil)).(interface {
+		ObservePace(exchange, budget string, refused bool)
+	})
+	o.ObservePace("binance", "weight", false)
+	o.ObservePace("kraken", "counter", true)
+	o.ObservePace("kraken", "counter", true)
+
+	got := map[string]metrics.Headroom{}
+	for _, h := range m.Headroom() {
+		got[h.Exchange] = h
+	}
+	b := got["binance"]
+	if !b.HasWeight || b.WeightUsed != 1500 || b.WeightLimit != 6000 || b.Waited != 1 || b.Refused != 0 {
+		t.Errorf("binance headroom = %+v", b)
+	}
+	k := got["kraken"]
+	if k.HasWeight || k.Refused != 2 || k.Waited != 0 {
+		t.Errorf("kraken headroom = %+v", k)
+	}
+}

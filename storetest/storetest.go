@@ -63,6 +63,9 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"MasterKeyCheck", s.testMasterKeyCheck},
 		{"MasterKeyCheckEmptyStore", s.testMasterKeyCheckEmptyStore},
 		{"SimOpenOperations", s.testSimOpenOperations},
+		{"ConsoleLogins", s.testConsoleLogins},
+		{"ConsoleSessions", s.testConsoleSessions},
+		{"RecentIntents", s.testRecentIntents},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

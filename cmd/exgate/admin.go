@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -157,7 +155,10 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 		}
 		cred = exgate.Credential{ClientAPIKey: *apiKey, Name: *name, Exchange: strings.ToLower(*exchange),
 			Key: *key, Secret: *secret, Passphrase: *passphrase, Permissions: ps}
-		if err := checkCredential(cred); err != nil {
+		if err := cred.Check(); err != nil {
+			if e, ok := errors.AsType[*exgate.Error](err); ok && e.Param != "" {
+				return fmt.Errorf("exchange-keys add: --%s: %s", e.Param, e.Detail)
+			}
 			return fmt.Errorf("exchange-keys add: %w", err)
 		}
 	case "remove":
@@ -215,26 +216,6 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 		}
 		return writeJSONLine(stdout, map[string]string{"name": *name, "status": "removed"})
 	}
-}
-
-// checkCredential refuses a credential no exchange would accept, before it
-// is stored.
-func checkCredential(c exgate.Credential) error {
-	if c.Name == "" || len(c.Name) > 64 || strings.ContainsAny(c.Name, " \t\r\n") {
-		return errors.New("--name is required: 1 to 64 characters without spaces")
-	}
-	if !slices.Contains(exgate.ExchangeNames, c.Exchange) {
-		return fmt.Errorf("--exchange must be one of %s", strings.Join(exgate.ExchangeNames, ", "))
-	}
-	if c.Exchange != exgate.ExchangeSim && (c.Key == "" || c.Secret == "") {
-		return fmt.Errorf("--key and --secret are required for %s", c.Exchange)
-	}
-	if c.Exchange == exgate.ExchangeKraken {
-		if _, err := base64.StdEncoding.DecodeString(c.Secret); err != nil {
-			return errors.New("--secret: a Kraken private key is base64; this one does not decode")
-		}
-	}
-	return nil
 }
 
 func writeJSONLine(w io.Writer, v any) error {

@@ -12,23 +12,12 @@ import (
 	"github.com/exgate/exgate/cmd/internal/gateway"
 )
 
-// clockReader is an adapter that can read the exchange's clock
-// (exchange/<x>/doctor.go).
-type clockReader interface {
-	ServerTime(ctx context.Context) (time.Time, error)
-}
-
 // rightsReader is an adapter that can read an API key's rights from the
 // exchange: Binance all of them, Gate.io only its IP whitelist; Kraken
 // publishes no such call.
 type rightsReader interface {
 	KeyRights(ctx context.Context, cred exgate.Credential) (exgate.KeyRights, error)
 }
-
-// maxSkew is the clock difference doctor warns about: Binance refuses a
-// request stamped more than 1 s ahead of its clock, and its default
-// recvWindow is 5 s.
-const maxSkew = time.Second
 
 // doctorCheckTimeout bounds each check.
 const doctorCheckTimeout = 10 * time.Second
@@ -129,19 +118,11 @@ func checkWithin(ctx context.Context, check func(context.Context) error) error {
 // exchange key uses the exchange, else a warning.
 func (d *doctor) checkClock(ctx context.Context, name string, ex exgate.Exchange, used bool) {
 	what := name + " reachability"
-	cr, ok := ex.(clockReader)
+	c, ok, err := gateway.ProbeClock(ctx, ex, doctorCheckTimeout)
 	if !ok {
 		d.warn(what, "not available: the adapter cannot read the exchange's clock")
 		return
 	}
-	var server, t0, t1 time.Time
-	err := checkWithin(ctx, func(ctx context.Context) error {
-		var err error
-		t0 = time.Now()
-		server, err = cr.ServerTime(ctx)
-		t1 = time.Now()
-		return err
-	})
 	if err != nil {
 		if used {
 			d.fail(what, "unreachable: %v", err)
@@ -150,12 +131,11 @@ func (d *doctor) checkClock(ctx context.Context, name string, ex exgate.Exchange
 		}
 		return
 	}
-	skew := server.Sub(t0.Add(t1.Sub(t0) / 2)).Round(time.Millisecond)
-	if skew > maxSkew || skew < -maxSkew {
-		d.warn(name+" clock", "the exchange's clock is %s from ours (more than %s): synchronize this host's clock (NTP)", skew, maxSkew)
+	if c.Skew > gateway.MaxClockSkew || c.Skew < -gateway.MaxClockSkew {
+		d.warn(name+" clock", "the exchange's clock is %s from ours (more than %s): synchronize this host's clock (NTP)", c.Skew, gateway.MaxClockSkew)
 		return
 	}
-	d.ok(what, "reachable in %s, clock skew %s", t1.Sub(t0).Round(time.Millisecond), skew)
+	d.ok(what, "reachable in %s, clock skew %s", c.RoundTrip, c.Skew)
 }
 
 // checkCredential calls the exchange with the credential (a balance read)

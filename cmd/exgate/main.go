@@ -41,6 +41,7 @@ commands:
   exchange-keys deny-address --api-key K --name N --asset A --network NW --address X [--tag T]
   exchange-keys list-addresses --api-key K --name N
   audit [--api-key K] [--since RFC3339] [--limit N]   the audit trail, newest first
+  console-login [--console-addr A | --console-url U]   print a one-time login link for the web console (10 minutes)
   doctor                      check the store, Redis, each exchange's reachability and clock, each exchange key
   call METHOD PATH [name=value ...]   sign and send one request
 
@@ -74,6 +75,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runExchangeKeys(ctx, rest, getenv, stdin, stdout, stderr)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout, stderr)
+	case "console-login":
+		return runConsoleLogin(ctx, rest, getenv, stdout, stderr)
 	case "doctor":
 		return runDoctor(ctx, rest, getenv, stdout, stderr)
 	case "call":

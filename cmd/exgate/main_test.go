@@ -93,9 +93,10 @@ var curlRe = regexp.MustCompile(`(?s)curl -s -H 'X-API-KEY: (\S+)' -H 'X-API-EXC
 // TestDemo follows the README: start the demo, run the printed curl.
 func TestDemo(t *testing.T) {
 	dir := t.TempDir()
-	out, errc := startServer(t, nil, "demo", "--addr", "127.0.0.1:0", "--data-dir", dir)
+	out, errc := startServer(t, nil, "demo", "--addr", "127.0.0.1:0", "--console-addr", "127.0.0.1:0", "--data-dir", dir)
 	m := waitFor(t, out, curlRe, errc)
 	waitFor(t, out, regexp.MustCompile(`exgate listening`), errc)
+	checkConsoleLink(t, waitFor(t, out, regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/login\?token=\S+`), errc)[0])
 	if path, err := exec.LookPath("curl"); err == nil {
 		// Paste it as a user would.
 		cmdText := m[0]
@@ -158,6 +159,41 @@ func TestDemo(t *testing.T) {
 		if err != nil || !strings.Contains(got, step.want) {
 			t.Fatalf("call %s: %v %s; want %s", strings.Join(step.args, " "), err, got, step.want)
 		}
+	}
+}
+
+// checkConsoleLink opens a console login link: the login page answers
+// with its button.
+func checkConsoleLink(t *testing.T, link string) {
+	t.Helper()
+	resp, err := http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `action="/login"`) || resp.Header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("GET %s = %d: %.300s", link, resp.StatusCode, body)
+	}
+}
+
+// TestConsoleLogin: console-login needs the console's address or URL and
+// prints a link of that origin.
+func TestConsoleLogin(t *testing.T) {
+	dir := t.TempDir()
+	if got, err := runCmd(t, nil, "console-login", "--data-dir", dir); err == nil || !strings.Contains(err.Error(), "--console-addr") {
+		t.Fatalf("console-login without an address: %v %s", err, got)
+	}
+	got, err := runCmd(t, map[string]string{"EXGATE_CONSOLE_URL": "https://console.example"}, "console-login", "--data-dir", dir)
+	if err != nil || !regexp.MustCompile(`^https://console\.example/login\?token=[A-Za-z0-9_-]{43}\n$`).MatchString(got) {
+		t.Fatalf("console-login = %v %q", err, got)
+	}
+	got, err = runCmd(t, nil, "console-login", "--data-dir", dir, "--console-addr", ":8090")
+	if err != nil || !strings.HasPrefix(got, "http://127.0.0.1:8090/login?token=") {
+		t.Fatalf("console-login --console-addr :8090 = %v %q", err, got)
+	}
+	if got, err := runCmd(t, map[string]string{"EXGATE_CONSOLE_ADDR": "nonsense"}, "console-login", "--data-dir", dir); err == nil || !strings.Contains(err.Error(), "EXGATE_CONSOLE_ADDR") {
+		t.Fatalf("console-login with EXGATE_CONSOLE_ADDR=nonsense: %v %s", err, got)
 	}
 }
 

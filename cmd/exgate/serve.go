@@ -30,6 +30,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%s: unexpected argument %q", name, fs.Arg(0))
 	}
+	if demo && cfg.ConsoleAddr == "" && !flagSet(fs, "console-addr") && getenv("EXGATE_CONSOLE_ADDR") == "" {
+		// The demo shows the console unless told otherwise
+		// (docs/contract.md 2.7).
+		cfg.ConsoleAddr = demoConsoleAddr
+	}
 	log := gateway.NewLogger(cfg, stderr)
 	st, err := gateway.OpenStore(ctx, cfg)
 	if err != nil {
@@ -43,7 +48,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer state.Close()
 
 	var m *metrics.Metrics
-	if cfg.MetricsAddr != "" {
+	if cfg.MetricsAddr != "" || cfg.ConsoleAddr != "" {
+		// The console's health page reads the pacing collectors; they
+		// are served at /metrics only on --metrics-addr.
 		m = metrics.New()
 	}
 	handler, jr, exchanges := gateway.BuildWithMetrics(cfg, st, state, log, m)
@@ -53,7 +60,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	var mln net.Listener
-	if m != nil {
+	if cfg.MetricsAddr != "" {
 		// Listened on before serving, so that a taken port stops the start.
 		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
 			ln.Close()
@@ -65,9 +72,35 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return fmt.Errorf("--metrics-addr %s is the API's address: metrics are served apart from the API", cfg.MetricsAddr)
 		}
 	}
-	if demo {
-		if err := printDemo(ctx, st, exchanges[exgate.ExchangeSim], stdout, "http://"+ln.Addr().String()); err != nil {
+	var cln net.Listener
+	var consoleHandler http.Handler
+	if cfg.ConsoleAddr != "" {
+		if consoleHandler, err = gateway.BuildConsole(cfg, st, exchanges, jr, m, log); err != nil {
 			ln.Close()
+			closeListener(mln)
+			return err
+		}
+		if cln, err = net.Listen("tcp", cfg.ConsoleAddr); err != nil {
+			ln.Close()
+			closeListener(mln)
+			return fmt.Errorf("listen on --console-addr %s: %w", cfg.ConsoleAddr, err)
+		}
+		if sameAddr(cln.Addr(), ln.Addr()) {
+			ln.Close()
+			cln.Close()
+			closeListener(mln)
+			return fmt.Errorf("--console-addr %s is the API's address: the console is served apart from the API", cfg.ConsoleAddr)
+		}
+	}
+	if demo {
+		err := printDemo(ctx, st, exchanges[exgate.ExchangeSim], stdout, "http://"+ln.Addr().String())
+		if err == nil && cln != nil {
+			err = printConsoleLogin(ctx, st, cfg, cln.Addr(), stdout)
+		}
+		if err != nil {
+			ln.Close()
+			closeListener(mln)
+			closeListener(cln)
 			return err
 		}
 	}
@@ -80,6 +113,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if mln != nil {
 		go serveMetrics(ctx, mln, m, log)
+	}
+	if cln != nil {
+		go serveConsole(ctx, cln, consoleHandler, log)
 	}
 
 	hs := &http.Server{
@@ -143,6 +179,28 @@ func serveMetrics(ctx context.Context, ln net.Listener, m *metrics.Metrics, log 
 	log.Info("metrics listening", "addr", ln.Addr().String())
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("metrics", "err", err)
+	}
+}
+
+// serveConsole serves the web console on its own listener, apart from
+// the API (docs/contract.md 2.7).
+func serveConsole(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+		WriteTimeout: 40 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		<-ctx.Done()
+		_ = hs.Close()
+	}()
+	log.Info("console listening", "addr", ln.Addr().String())
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("console", "err", err)
+	}
+}
+
+func closeListener(ln net.Listener) {
+	if ln != nil {
+		_ = ln.Close()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -58,6 +59,11 @@ type Config struct {
 	// MetricsAddr serves Prometheus metrics when set (never the API's
 	// address).
 	MetricsAddr string
+	// ConsoleAddr serves the web console when set (never the API's
+	// address); ConsoleURL is its public origin when it is reached
+	// through a proxy or over https (docs/contract.md 2.7).
+	ConsoleAddr string
+	ConsoleURL  string
 	// MarketDataLimit, OrderLimit and WithdrawalLimit are the per-route
 	// client limits, "N/period" ("200/10s") or "0" for none.
 	MarketDataLimit string
@@ -112,6 +118,10 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 	}
 	fs.StringVar(&c.DataDir, "data-dir", env("EXGATE_DATA_DIR", "./exgate-data"), "directory of the embedded store and master key (env EXGATE_DATA_DIR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("EXGATE_DATABASE_URL", ""), "postgres://… to use PostgreSQL instead of SQLite (env EXGATE_DATABASE_URL)")
+	if server || cmd == "console-login" {
+		fs.StringVar(&c.ConsoleAddr, "console-addr", env("EXGATE_CONSOLE_ADDR", ""), "serve the web console on this address, apart from the API; off when empty (env EXGATE_CONSOLE_ADDR)")
+		fs.StringVar(&c.ConsoleURL, "console-url", env("EXGATE_CONSOLE_URL", ""), "the console's public URL when it is reached through a proxy or over https; empty: http://<console-addr> (env EXGATE_CONSOLE_URL)")
+	}
 	if server {
 		fs.StringVar(&c.Addr, "addr", env("EXGATE_ADDR", "127.0.0.1:8080"), "listen address (env EXGATE_ADDR)")
 		fs.StringVar(&c.RedisURL, "redis-url", env("EXGATE_REDIS_URL", ""), "redis://… to share limits, replay guard and nonces between instances (env EXGATE_REDIS_URL)")
@@ -188,6 +198,12 @@ func (c *Config) Validate() error {
 	if c.MetricsAddr != "" && c.MetricsAddr == c.Addr && !strings.HasSuffix(c.Addr, ":0") {
 		errs = append(errs, errors.New("--metrics-addr must differ from --addr: metrics are never served on the API's address"))
 	}
+	if c.ConsoleAddr != "" && !strings.HasSuffix(c.ConsoleAddr, ":0") && (c.ConsoleAddr == c.Addr || c.ConsoleAddr == c.MetricsAddr) {
+		errs = append(errs, errors.New("--console-addr must differ from --addr and --metrics-addr: the console has an address of its own"))
+	}
+	if _, err := c.ConsoleBaseURL(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -205,6 +221,31 @@ func checkWebSocketURL(s string) error {
 		return fmt.Errorf("%q is not a ws:// or wss:// URL", s)
 	}
 	return nil
+}
+
+// ConsoleBaseURL is the URL the console's login links start with:
+// --console-url, else http:// and --console-addr (a wildcard host, such as
+// :8090 or 0.0.0.0:8090, is written as 127.0.0.1). Empty when the console
+// is off and no URL is set.
+func (c *Config) ConsoleBaseURL() (string, error) {
+	if c.ConsoleURL != "" {
+		u, err := url.Parse(c.ConsoleURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return "", fmt.Errorf("--console-url (EXGATE_CONSOLE_URL) %q must be an http(s) URL of the console's origin, such as https://console.example", c.ConsoleURL)
+		}
+		return u.Scheme + "://" + u.Host, nil
+	}
+	if c.ConsoleAddr == "" {
+		return "", nil
+	}
+	host, port, err := net.SplitHostPort(c.ConsoleAddr)
+	if err != nil {
+		return "", fmt.Errorf("--console-addr (EXGATE_CONSOLE_ADDR) %q is not host:port: %w", c.ConsoleAddr, err)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
 }
 
 func IsPostgresURL(u string) bool {

@@ -53,6 +53,20 @@ func TestServeConfig(t *testing.T) {
 		{"Gate.io stream URL not a WebSocket", map[string]string{"EXGATE_GATEIO_WS_URL": "https://api.gateio.ws/ws/v4/"}, nil, nil, "--gateio-ws-url"},
 		{"Gate.io stream URL unparsable", nil, []string{"--gateio-ws-url", "wss://%zz"}, nil, "--gateio-ws-url"},
 		{"Gate.io ping unparsable", map[string]string{"EXGATE_GATEIO_WS_PING": "often"}, nil, nil, "EXGATE_GATEIO_WS_PING"},
+		{"console off by default", nil, nil, func(c *Config) bool {
+			u, err := c.ConsoleBaseURL()
+			return c.ConsoleAddr == "" && u == "" && err == nil
+		}, ""},
+		{"console from the environment", map[string]string{"EXGATE_CONSOLE_ADDR": "0.0.0.0:8090"}, nil,
+			func(c *Config) bool {
+				u, _ := c.ConsoleBaseURL()
+				return c.ConsoleAddr == "0.0.0.0:8090" && u == "http://127.0.0.1:8090"
+			}, ""},
+		{"console URL", nil, []string{"--console-addr", ":8090", "--console-url", "https://console.example/"},
+			func(c *Config) bool { u, _ := c.ConsoleBaseURL(); return u == "https://console.example" }, ""},
+		{"unparsable console address", map[string]string{"EXGATE_CONSOLE_ADDR": "8090"}, nil, nil, "EXGATE_CONSOLE_ADDR"},
+		{"console URL with a path", nil, []string{"--console-url", "https://x.example/console"}, nil, "--console-url"},
+		{"console on the API's address", nil, []string{"--console-addr", "127.0.0.1:8080"}, nil, "--console-addr"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
