@@ -243,4 +243,3 @@ func FuzzParseExecutions(f *testing.F) {
 		}
 	})
 }
-
