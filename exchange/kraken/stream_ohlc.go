@@ -18,6 +18,9 @@ import (
 // very end of an interval may arrive a moment after it.
 const klineCloseGrace = 2 * time.Second
 
+// klineCheckEvery bounds the wait between two checks of the close.
+const klineCheckEvery = time.Second
+
 // wsCandle is one data item of an ohlc message (docs.kraken.com "Candles
 // (OHLC)", v2): numbers as JSON numbers, read exactly.
 type wsCandle struct {
@@ -148,12 +151,14 @@ func (e *Exchange) WatchKlines(ctx context.Context, _ exgate.Credential, sym exg
 		if err := c.send(ctx, subscribeRequest{Method: "subscribe", Params: params}); err != nil {
 			return err
 		}
-		timer := time.NewTimer(time.Hour)
+		// The close is checked at least every klineCheckEvery, against
+		// the adapter's clock (Options.Now).
+		timer := time.NewTimer(klineCheckEvery)
 		defer timer.Stop()
 		arm := func() {
-			d := time.Hour
+			d := klineCheckEvery
 			if at, ok := t.closeAt(); ok {
-				d = min(max(at.Sub(e.now()), 0), time.Hour)
+				d = min(max(at.Sub(e.now()), 0), klineCheckEvery)
 			}
 			timer.Reset(d)
 		}

@@ -547,6 +547,15 @@ func (s *Server) PauseStreams() (resume func()) {
 // many there were.
 func (s *Server) DropStreams() int { return s.pubWS.Drop() + s.authWS.Drop() }
 
+// StreamConns counts the WebSocket connections accepted so far on the
+// public (auth false) or authenticated endpoint.
+func (s *Server) StreamConns(auth bool) int {
+	if auth {
+		return s.authWS.Accepted()
+	}
+	return s.pubWS.Accepted()
+}
+
 // WaitStreams waits until n WebSocket connections are open on the public
 // (auth false) or authenticated endpoint.
 func (s *Server) WaitStreams(ctx context.Context, auth bool, n int) error {
