@@ -230,7 +230,9 @@ func TestWatchKlinesClosesAtBoundary(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	e := newEnv(t, krakenfake.Options{}, func(o *kraken.Options) { o.Now = clock })
 	got := newEmissions[exgate.KlineUpdate]()
-	background(t, func(ctx context.Context) error { return e.ex.WatchKlines(ctx, e.cred, btcUSDT, exgate.Interval1m, got.add) })
+	background(t, func(ctx context.Context) error {
+		return e.ex.WatchKlines(ctx, e.cred, btcUSDT, exgate.Interval1m, got.add)
+	})
 	got.wait(t, 0, "the current kline", func(exgate.KlineUpdate) bool { return true })
 	mu.Lock()
 	now = testNow.Truncate(time.Minute).Add(time.Minute + 3*time.Second)
