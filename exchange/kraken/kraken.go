@@ -1,6 +1,7 @@
 // Package kraken is the exgate adapter for Kraken Spot's REST API: market
 // and limit orders, cancels, open and recent orders, fills, klines, order
-// books, balances, deposits and withdrawals, with
+// books, balances, deposits and withdrawals, and the live streams
+// (exgate.Streamer) over Kraken's WebSocket API v2 (stream.go), with
 // Kraken's asset and pair names mapped to common codes (XXBT and XBT are
 // BTC) and Kraken's nonce, signature and rate-limit rules handled.
 //

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -42,7 +43,12 @@ type Config struct {
 	MarketDataMaxAge time.Duration
 	LogFormat        string
 	KrakenTier       string
-	TrustedProxies   string
+	// KrakenWSURL and KrakenWSAuthURL are Kraken's WebSocket v2
+	// endpoints (streams); KrakenWSReadTimeout how long a stream
+	// connection may stay silent.
+	KrakenWSURL, KrakenWSAuthURL string
+	KrakenWSReadTimeout          time.Duration
+	TrustedProxies               string
 	// MetricsAddr serves Prometheus metrics when set (never the API's
 	// address).
 	MetricsAddr string
@@ -105,6 +111,9 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		fs.StringVar(&c.RedisURL, "redis-url", env("EXGATE_REDIS_URL", ""), "redis://… to share limits, replay guard and nonces between instances (env EXGATE_REDIS_URL)")
 		fs.StringVar(&c.BinanceURL, "binance-url", env("EXGATE_BINANCE_URL", "https://api.binance.com"), "Binance REST base URL (env EXGATE_BINANCE_URL)")
 		fs.StringVar(&c.KrakenURL, "kraken-url", env("EXGATE_KRAKEN_URL", "https://api.kraken.com"), "Kraken REST base URL (env EXGATE_KRAKEN_URL)")
+		fs.StringVar(&c.KrakenWSURL, "kraken-ws-url", env("EXGATE_KRAKEN_WS_URL", kraken.DefaultWSURL), "Kraken public WebSocket v2 URL, for the book and klines streams (env EXGATE_KRAKEN_WS_URL)")
+		fs.StringVar(&c.KrakenWSAuthURL, "kraken-ws-auth-url", env("EXGATE_KRAKEN_WS_AUTH_URL", kraken.DefaultWSAuthURL), "Kraken authenticated WebSocket v2 URL, for the orders stream (env EXGATE_KRAKEN_WS_AUTH_URL)")
+		fs.DurationVar(&c.KrakenWSReadTimeout, "kraken-ws-read-timeout", envDuration("EXGATE_KRAKEN_WS_READ_TIMEOUT", 10*time.Second), "a Kraken stream connection silent this long is replaced; Kraken heartbeats every second (env EXGATE_KRAKEN_WS_READ_TIMEOUT)")
 		fs.StringVar(&c.GateioURL, "gateio-url", env("EXGATE_GATEIO_URL", "https://api.gateio.ws"), "Gate.io REST base URL (env EXGATE_GATEIO_URL)")
 		fs.BoolVar(&c.RequireTimestamp, "require-timestamp", envBool("EXGATE_REQUIRE_TIMESTAMP", false), "refuse signed requests without a timestamp parameter (env EXGATE_REQUIRE_TIMESTAMP)")
 		fs.IntVar(&c.ClientRate, "client-rate-limit", envInt("EXGATE_CLIENT_RATE_LIMIT", 50), "requests per second allowed to each client key, 0 for none (env EXGATE_CLIENT_RATE_LIMIT)")
@@ -145,6 +154,14 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("--kraken-tier must be starter, intermediate or pro, not %q", c.KrakenTier))
 	}
+	for _, u := range []struct{ flag, url string }{{"--kraken-ws-url", c.KrakenWSURL}, {"--kraken-ws-auth-url", c.KrakenWSAuthURL}} {
+		if err := checkWSURL(u.url); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", u.flag, err))
+		}
+	}
+	if c.KrakenWSReadTimeout <= 0 {
+		errs = append(errs, errors.New("--kraken-ws-read-timeout must be positive"))
+	}
 	if c.RequestTimeout < 0 || c.MarketDataMaxAge < 0 {
 		errs = append(errs, errors.New("--request-timeout and --market-data-max-age must not be negative"))
 	}
@@ -164,6 +181,18 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("--metrics-addr must differ from --addr: metrics are never served on the API's address"))
 	}
 	return errors.Join(errs...)
+}
+
+// checkWSURL accepts a ws:// or wss:// URL with a host.
+func checkWSURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil {
+		return err
+	}
+	if u.Scheme != "ws" && u.Scheme != "wss" || u.Host == "" {
+		return fmt.Errorf("%q is not a ws:// or wss:// URL with a host", v)
+	}
+	return nil
 }
 
 func IsPostgresURL(u string) bool {

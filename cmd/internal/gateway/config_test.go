@@ -34,6 +34,14 @@ func TestServeConfig(t *testing.T) {
 		{"bad environment is an error even when a flag overrides it", map[string]string{"EXGATE_CLIENT_BURST": "x"}, []string{"--client-burst", "5"}, nil, "EXGATE_CLIENT_BURST"},
 		{"unknown Kraken tier", nil, []string{"--kraken-tier", "gold"}, nil, "--kraken-tier"},
 		{"negative timeout", nil, []string{"--request-timeout", "-1s"}, nil, "--request-timeout"},
+		{"Kraken stream settings", map[string]string{"EXGATE_KRAKEN_WS_URL": "ws://127.0.0.1:9/v2", "EXGATE_KRAKEN_WS_READ_TIMEOUT": "3s"}, nil,
+			func(c *Config) bool {
+				return c.KrakenWSURL == "ws://127.0.0.1:9/v2" && c.KrakenWSAuthURL == "wss://ws-auth.kraken.com/v2" && c.KrakenWSReadTimeout == 3*time.Second
+			}, ""},
+		{"Kraken stream URL not a WebSocket URL", map[string]string{"EXGATE_KRAKEN_WS_AUTH_URL": "https://ws-auth.kraken.com/v2"}, nil, nil, "--kraken-ws-auth-url"},
+		{"Kraken stream URL unparsable", nil, []string{"--kraken-ws-url", "ws://%zz"}, nil, "--kraken-ws-url"},
+		{"Kraken stream read timeout not positive", nil, []string{"--kraken-ws-read-timeout", "0s"}, nil, "--kraken-ws-read-timeout"},
+		{"Kraken stream read timeout unparsable", map[string]string{"EXGATE_KRAKEN_WS_READ_TIMEOUT": "10"}, nil, nil, "EXGATE_KRAKEN_WS_READ_TIMEOUT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

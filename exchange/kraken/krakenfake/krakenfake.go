@@ -11,8 +11,9 @@
 // balances; limit orders, see lifecycle.go; validate=true), QueryOrders,
 // OpenOrders, ClosedOrders, CancelOrder, TradesHistory, DepositMethods,
 // DepositAddresses, DepositStatus, WithdrawMethods, WithdrawAddresses,
-// WithdrawInfo, Withdraw and WithdrawStatus. Private calls take
-// form-encoded bodies only (Kraken also takes JSON).
+// WithdrawInfo, Withdraw, WithdrawStatus and GetWebSocketsToken, and
+// Kraken's WebSocket API v2 (ws.go). Private calls take form-encoded
+// bodies only (Kraken also takes JSON).
 package krakenfake
 
 import (
