@@ -166,7 +166,19 @@ func (oe *orderEmitter) send(o exgate.Order) {
 	}
 	oe.emitted[o.ExchangeOrderID] = o
 	oe.emit(o)
+	if len(oe.emitted) > maxRemembered {
+		for id, p := range oe.emitted {
+			if p.Status.Final() {
+				delete(oe.emitted, id)
+			}
+		}
+	}
 }
+
+// maxRemembered bounds the orders an orders stream remembers; beyond it
+// the final ones are forgotten (a stale REST answer about one could then
+// be emitted again, in its final state).
+const maxRemembered = 10_000
 
 // changed reports whether o differs from what was emitted for it.
 func (oe *orderEmitter) changed(o exgate.Order) bool {
@@ -240,15 +252,23 @@ func (e *Exchange) WatchOrders(ctx context.Context, cred exgate.Credential, emit
 				}
 				symbols[exgate.Symbol{Base: order.Asset1, Quote: order.Asset2}] = true
 				oe.send(order)
+				if order.Status.Final() {
+					delete(orders, x.OrderID)
+				}
 			}
 			return nil
 		}
-		// The snapshot (the open orders) completes the picture of the
-		// orders it names; the REST reads below are what is emitted.
+		// Once Kraken acknowledges the subscription, every later change
+		// comes on the stream, so the REST reads below miss nothing. The
+		// snapshot (the open orders), usually next, completes the picture
+		// of the orders it names; the REST reads are what is emitted.
 		for {
 			msg, err := c.next(ctx)
 			if err != nil {
 				return err
+			}
+			if msg.Method == "subscribe" {
+				break
 			}
 			if msg.Channel != "executions" {
 				continue
@@ -270,6 +290,9 @@ func (e *Exchange) WatchOrders(ctx context.Context, cred exgate.Credential, emit
 		}
 		if s.Reconnect {
 			since := lastLive.Add(-catchUpMargin).UnixMilli()
+			if lastLive.IsZero() {
+				since = e.now().UnixMilli() // never live: nothing closed was missed
+			}
 			for sym := range symbols {
 				recent, err := e.RecentOrders(ctx, cred, exgate.OrderFilter{Symbol: sym})
 				if err != nil {
