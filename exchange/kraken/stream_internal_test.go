@@ -190,3 +190,36 @@ func TestKlineTracker(t *testing.T) {
 		t.Errorf("emissions %v, want %v", got, want)
 	}
 }
+
+// BenchmarkBookUpdate: one update of two levels on a 100-level book,
+// parsed, applied, checked (CRC32) and copied for emission, as WatchBook
+// does per message.
+func BenchmarkBookUpdate(b *testing.B) {
+	book := krakenBook{priceDecimals: 1, qtyDecimals: 8}
+	var snap wsBook
+	for i := range bookDepth {
+		var bid, ask wsLevel
+		json.Unmarshal([]byte(fmt.Sprintf(`{"price":%d.5,"qty":0.125}`, 60000-i)), &bid)
+		json.Unmarshal([]byte(fmt.Sprintf(`{"price":%d.5,"qty":0.25}`, 60001+i)), &ask)
+		snap.Bids, snap.Asks = append(snap.Bids, bid), append(snap.Asks, ask)
+	}
+	if err := book.apply(snap, true); err != nil {
+		b.Fatal(err)
+	}
+	frames := [][]byte{
+		[]byte(`[{"symbol":"BTC/USD","bids":[{"price":60000.5,"qty":0.5}],"asks":[{"price":60001.5,"qty":0.75}],"checksum":1}]`),
+		[]byte(`[{"symbol":"BTC/USD","bids":[{"price":60000.5,"qty":0.125}],"asks":[{"price":60001.5,"qty":0.25}],"checksum":1}]`),
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		items, err := parseBook(frames[i%2])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := book.apply(items[0], false); err != nil {
+			b.Fatal(err)
+		}
+		book.checksum()
+		book.Snapshot(exgate.MaxStreamDepth)
+	}
+}
