@@ -78,7 +78,7 @@ type Options struct {
 	WSURL, WSAuthURL string
 	// WSReadTimeout is how long a stream connection may stay silent
 	// before it is taken for dead and replaced; Kraken sends a heartbeat
-	// every second, default 10 s.
+	// every second, default 5 s.
 	WSReadTimeout time.Duration
 	// WSPingInterval is how often a stream connection sends Kraken's
 	// ping; default 30 s.

@@ -33,7 +33,7 @@ const (
 // connection with a subscription (docs.kraken.com "Heartbeat (v2)"), so a
 // connection silent for defaultWSReadTimeout is dead.
 const (
-	defaultWSReadTimeout  = 10 * time.Second
+	defaultWSReadTimeout  = 5 * time.Second
 	defaultWSPingInterval = 30 * time.Second
 	wsHandshakeTimeout    = 10 * time.Second
 	wsWriteTimeout        = 5 * time.Second

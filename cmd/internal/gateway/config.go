@@ -113,7 +113,7 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		fs.StringVar(&c.KrakenURL, "kraken-url", env("EXGATE_KRAKEN_URL", "https://api.kraken.com"), "Kraken REST base URL (env EXGATE_KRAKEN_URL)")
 		fs.StringVar(&c.KrakenWSURL, "kraken-ws-url", env("EXGATE_KRAKEN_WS_URL", kraken.DefaultWSURL), "Kraken public WebSocket v2 URL, for the book and klines streams (env EXGATE_KRAKEN_WS_URL)")
 		fs.StringVar(&c.KrakenWSAuthURL, "kraken-ws-auth-url", env("EXGATE_KRAKEN_WS_AUTH_URL", kraken.DefaultWSAuthURL), "Kraken authenticated WebSocket v2 URL, for the orders stream (env EXGATE_KRAKEN_WS_AUTH_URL)")
-		fs.DurationVar(&c.KrakenWSReadTimeout, "kraken-ws-read-timeout", envDuration("EXGATE_KRAKEN_WS_READ_TIMEOUT", 10*time.Second), "a Kraken stream connection silent this long is replaced; Kraken heartbeats every second (env EXGATE_KRAKEN_WS_READ_TIMEOUT)")
+		fs.DurationVar(&c.KrakenWSReadTimeout, "kraken-ws-read-timeout", envDuration("EXGATE_KRAKEN_WS_READ_TIMEOUT", 5*time.Second), "a Kraken stream connection silent this long is replaced; Kraken heartbeats every second (env EXGATE_KRAKEN_WS_READ_TIMEOUT)")
 		fs.StringVar(&c.GateioURL, "gateio-url", env("EXGATE_GATEIO_URL", "https://api.gateio.ws"), "Gate.io REST base URL (env EXGATE_GATEIO_URL)")
 		fs.BoolVar(&c.RequireTimestamp, "require-timestamp", envBool("EXGATE_REQUIRE_TIMESTAMP", false), "refuse signed requests without a timestamp parameter (env EXGATE_REQUIRE_TIMESTAMP)")
 		fs.IntVar(&c.ClientRate, "client-rate-limit", envInt("EXGATE_CLIENT_RATE_LIMIT", 50), "requests per second allowed to each client key, 0 for none (env EXGATE_CLIENT_RATE_LIMIT)")
