@@ -150,3 +150,96 @@ func FuzzOrder(f *testing.F) {
 		}
 	})
 }
+
+// seedFrames adds every WebSocket golden frame and its data as seeds.
+func seedFrames(f *testing.F) {
+	files, _ := filepath.Glob("testdata/ws/*.json")
+	for _, name := range files {
+		raw, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+		if m, err := parseMessage(raw); err == nil && len(m.Data) > 0 {
+			f.Add([]byte(m.Data))
+		}
+	}
+}
+
+func FuzzParseMessage(f *testing.F) {
+	seedFrames(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := parseMessage(b)
+		if err == nil && m.Method == "" && m.Channel == "" {
+			t.Error("a message with neither method nor channel was accepted")
+		}
+		if err == nil && m.Success != nil && !*m.Success && subscribeError(m) == nil {
+			t.Error("a refused request gave no error")
+		}
+	})
+}
+
+func FuzzParseBook(f *testing.F) {
+	seedFrames(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		items, err := parseBook(b)
+		if err != nil {
+			return
+		}
+		book := krakenBook{priceDecimals: 1, qtyDecimals: 8}
+		for i, d := range items {
+			if book.apply(d, i == 0) != nil {
+				return
+			}
+			book.checksum()
+			snap := book.Snapshot(exgate.MaxStreamDepth)
+			if len(snap.Bids) > bookDepth || len(snap.Asks) > bookDepth {
+				t.Errorf("book deeper than %d after truncation", bookDepth)
+			}
+		}
+	})
+}
+
+func FuzzParseWSOHLC(f *testing.F) {
+	seedFrames(f)
+	m := sampleMarkets(f)
+	mk, _ := m.bySymbolV2("BTC/USD")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		items, err := parseOHLCData(b)
+		if err != nil {
+			return
+		}
+		for _, c := range items {
+			k, err := c.kline(mk, exgate.Interval1m)
+			if err != nil {
+				t.Errorf("a parsed candle does not convert: %v", err)
+			}
+			if k.CloseTime != k.OpenTime+59_999 {
+				t.Errorf("kline %d..%d is not a minute", k.OpenTime, k.CloseTime)
+			}
+		}
+	})
+}
+
+func FuzzParseExecutions(f *testing.F) {
+	seedFrames(f)
+	m := sampleMarkets(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		items, err := parseExecutions(b)
+		if err != nil {
+			return
+		}
+		orders := map[string]*wsOrder{}
+		for _, x := range items {
+			o := orders[x.OrderID]
+			if o == nil {
+				o = &wsOrder{}
+				orders[x.OrderID] = o
+			}
+			o.merge(m, x)
+			if o.complete() {
+				m.toOrder(x.OrderID, o.ko, exgate.Symbol{})
+			}
+		}
+	})
+}

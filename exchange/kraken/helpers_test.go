@@ -132,6 +132,13 @@ func newEnv(t testing.TB, fakeOpts krakenfake.Options, edit func(*kraken.Options
 		Limiter:    lim,
 		Nonces:     &testNonces{},
 		RetryDelay: time.Millisecond,
+		// The streams: the fake's endpoints, a fake that heartbeats every
+		// second, reconnects within milliseconds.
+		WSURL:         srv.WSURL,
+		WSAuthURL:     srv.WSAuthURL,
+		WSReadTimeout: 3 * time.Second,
+		WSBackoffMin:  10 * time.Millisecond,
+		WSBackoffMax:  100 * time.Millisecond,
 	}
 	if edit != nil {
 		edit(&opts)

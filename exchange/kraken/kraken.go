@@ -1,6 +1,7 @@
 // Package kraken is the exgate adapter for Kraken Spot's REST API: market
 // and limit orders, cancels, open and recent orders, fills, klines, order
-// books, balances, deposits and withdrawals, with
+// books, balances, deposits and withdrawals, and the live streams
+// (exgate.Streamer) over Kraken's WebSocket API v2 (stream.go), with
 // Kraken's asset and pair names mapped to common codes (XXBT and XBT are
 // BTC) and Kraken's nonce, signature and rate-limit rules handled.
 //
@@ -70,6 +71,22 @@ type Options struct {
 	// MaxWait bounds how long a call without a ctx deadline waits for the
 	// rate limit before giving up with EXCHANGE_UNAVAILABLE; default 10 s.
 	MaxWait time.Duration
+
+	// WSURL and WSAuthURL are Kraken's public and authenticated WebSocket
+	// v2 endpoints (the streams of exgate.Streamer); default DefaultWSURL
+	// and DefaultWSAuthURL.
+	WSURL, WSAuthURL string
+	// WSReadTimeout is how long a stream connection may stay silent
+	// before it is taken for dead and replaced; Kraken sends a heartbeat
+	// every second, default 5 s.
+	WSReadTimeout time.Duration
+	// WSPingInterval is how often a stream connection sends Kraken's
+	// ping; default 30 s.
+	WSPingInterval time.Duration
+	// WSBackoffMin and WSBackoffMax bound the wait between two stream
+	// connection attempts (doubling, with jitter); default 250 ms and
+	// 30 s.
+	WSBackoffMin, WSBackoffMax time.Duration
 }
 
 // Exchange is the Kraken adapter. It is safe for concurrent use; one
@@ -85,6 +102,8 @@ type Exchange struct {
 	flight  singleflight.Group
 
 	sent withdrawalLog
+
+	ws streamOptions
 }
 
 var _ exgate.Exchange = (*Exchange)(nil)
@@ -108,6 +127,7 @@ func New(opts Options) *Exchange {
 		now:        t.Now,
 		log:        t.Log,
 		marketsTTL: opts.MarketsTTL,
+		ws:         newStreamOptions(opts),
 	}
 }
 

@@ -294,14 +294,9 @@ func (m *markets) toOrder(txid string, o krakenOrder, sym exgate.Symbol) (exgate
 
 // queryOrders reads one order by Kraken txid.
 func (e *Exchange) queryOrders(ctx context.Context, cred exgate.Credential, m *markets, txid string, sym exgate.Symbol) (exgate.Order, error) {
-	var res map[string]krakenOrder
-	form := url.Values{"txid": {txid}}
-	if err := e.c.private(ctx, cred, "QueryOrders", form, kindRead, "", &res); err != nil {
+	o, err := e.rawOrder(ctx, cred, txid)
+	if err != nil {
 		return exgate.Order{}, err
-	}
-	o, ok := res[txid]
-	if !ok {
-		return exgate.Order{}, &exgate.Error{Code: exgate.CodeNotFound, Detail: "Kraken has no order " + txid, Err: exgate.ErrNotFound}
 	}
 	order, err := m.toOrder(txid, o, sym)
 	if err != nil {

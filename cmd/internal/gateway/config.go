@@ -55,7 +55,12 @@ type Config struct {
 	MarketDataMaxAge time.Duration
 	LogFormat        string
 	KrakenTier       string
-	TrustedProxies   string
+	// KrakenWSURL and KrakenWSAuthURL are Kraken's WebSocket v2
+	// endpoints (streams); KrakenWSReadTimeout how long a stream
+	// connection may stay silent.
+	KrakenWSURL, KrakenWSAuthURL string
+	KrakenWSReadTimeout          time.Duration
+	TrustedProxies               string
 	// MetricsAddr serves Prometheus metrics when set (never the API's
 	// address).
 	MetricsAddr string
@@ -129,6 +134,9 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		fs.StringVar(&c.BinanceWSURL, "binance-ws-url", env("EXGATE_BINANCE_WS_URL", binance.DefaultStreamURL), "Binance WebSocket market streams base URL (env EXGATE_BINANCE_WS_URL)")
 		fs.StringVar(&c.BinanceWSAPIURL, "binance-ws-api-url", env("EXGATE_BINANCE_WS_API_URL", binance.DefaultWSAPIURL), "Binance WebSocket API URL, for the order stream (env EXGATE_BINANCE_WS_API_URL)")
 		fs.StringVar(&c.KrakenURL, "kraken-url", env("EXGATE_KRAKEN_URL", "https://api.kraken.com"), "Kraken REST base URL (env EXGATE_KRAKEN_URL)")
+		fs.StringVar(&c.KrakenWSURL, "kraken-ws-url", env("EXGATE_KRAKEN_WS_URL", kraken.DefaultWSURL), "Kraken public WebSocket v2 URL, for the book and klines streams (env EXGATE_KRAKEN_WS_URL)")
+		fs.StringVar(&c.KrakenWSAuthURL, "kraken-ws-auth-url", env("EXGATE_KRAKEN_WS_AUTH_URL", kraken.DefaultWSAuthURL), "Kraken authenticated WebSocket v2 URL, for the orders stream (env EXGATE_KRAKEN_WS_AUTH_URL)")
+		fs.DurationVar(&c.KrakenWSReadTimeout, "kraken-ws-read-timeout", envDuration("EXGATE_KRAKEN_WS_READ_TIMEOUT", 5*time.Second), "a Kraken stream connection silent this long is replaced; Kraken heartbeats every second (env EXGATE_KRAKEN_WS_READ_TIMEOUT)")
 		fs.StringVar(&c.GateioURL, "gateio-url", env("EXGATE_GATEIO_URL", "https://api.gateio.ws"), "Gate.io REST base URL (env EXGATE_GATEIO_URL)")
 		fs.StringVar(&c.GateioWSURL, "gateio-ws-url", env("EXGATE_GATEIO_WS_URL", gateio.DefaultWSURL), "Gate.io Spot WebSocket v4 URL of the live streams (env EXGATE_GATEIO_WS_URL)")
 		fs.DurationVar(&c.GateioWSPing, "gateio-ws-ping", envDuration("EXGATE_GATEIO_WS_PING", 10*time.Second), "how often a Gate.io stream pings; one silent for twice as long is reconnected (env EXGATE_GATEIO_WS_PING)")
@@ -171,11 +179,17 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("--kraken-tier must be starter, intermediate or pro, not %q", c.KrakenTier))
 	}
-	for flag, u := range map[string]string{"--binance-ws-url": c.BinanceWSURL, "--binance-ws-api-url": c.BinanceWSAPIURL,
-		"--gateio-ws-url": c.GateioWSURL} {
-		if err := checkWebSocketURL(u); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", flag, err))
+	for _, u := range []struct{ flag, url string }{
+		{"--binance-ws-url", c.BinanceWSURL}, {"--binance-ws-api-url", c.BinanceWSAPIURL},
+		{"--kraken-ws-url", c.KrakenWSURL}, {"--kraken-ws-auth-url", c.KrakenWSAuthURL},
+		{"--gateio-ws-url", c.GateioWSURL},
+	} {
+		if err := checkWebSocketURL(u.url); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", u.flag, err))
 		}
+	}
+	if c.KrakenWSReadTimeout <= 0 {
+		errs = append(errs, errors.New("--kraken-ws-read-timeout must be positive"))
 	}
 	if c.RequestTimeout < 0 || c.MarketDataMaxAge < 0 {
 		errs = append(errs, errors.New("--request-timeout and --market-data-max-age must not be negative"))

@@ -67,6 +67,14 @@ func TestServeConfig(t *testing.T) {
 		{"unparsable console address", map[string]string{"EXGATE_CONSOLE_ADDR": "8090"}, nil, nil, "EXGATE_CONSOLE_ADDR"},
 		{"console URL with a path", nil, []string{"--console-url", "https://x.example/console"}, nil, "--console-url"},
 		{"console on the API's address", nil, []string{"--console-addr", "127.0.0.1:8080"}, nil, "--console-addr"},
+		{"Kraken stream settings", map[string]string{"EXGATE_KRAKEN_WS_URL": "ws://127.0.0.1:9/v2", "EXGATE_KRAKEN_WS_READ_TIMEOUT": "3s"}, nil,
+			func(c *Config) bool {
+				return c.KrakenWSURL == "ws://127.0.0.1:9/v2" && c.KrakenWSAuthURL == "wss://ws-auth.kraken.com/v2" && c.KrakenWSReadTimeout == 3*time.Second
+			}, ""},
+		{"Kraken stream URL not a WebSocket URL", map[string]string{"EXGATE_KRAKEN_WS_AUTH_URL": "https://ws-auth.kraken.com/v2"}, nil, nil, "--kraken-ws-auth-url"},
+		{"Kraken stream URL unparsable", nil, []string{"--kraken-ws-url", "ws://%zz"}, nil, "--kraken-ws-url"},
+		{"Kraken stream read timeout not positive", nil, []string{"--kraken-ws-read-timeout", "0s"}, nil, "--kraken-ws-read-timeout"},
+		{"Kraken stream read timeout unparsable", map[string]string{"EXGATE_KRAKEN_WS_READ_TIMEOUT": "10"}, nil, nil, "EXGATE_KRAKEN_WS_READ_TIMEOUT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

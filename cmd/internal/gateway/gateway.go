@@ -127,6 +127,7 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 		}),
 		exgate.ExchangeKraken: kraken.New(kraken.Options{
 			BaseURL: cfg.KrakenURL, HTTPClient: upstream(exgate.ExchangeKraken), Limiter: limiter, Nonces: state.nonces, KeyLocks: state.keyLocks, Tier: kraken.Tier(cfg.KrakenTier), Logger: log.With("exchange", "kraken"),
+			WSURL: cfg.KrakenWSURL, WSAuthURL: cfg.KrakenWSAuthURL, WSReadTimeout: cfg.KrakenWSReadTimeout,
 		}),
 		exgate.ExchangeGateio: gateio.New(gateio.Options{
 			BaseURL: cfg.GateioURL, HTTPClient: upstream(exgate.ExchangeGateio), Limiter: limiter, Logger: log.With("exchange", "gateio"),

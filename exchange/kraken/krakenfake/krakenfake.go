@@ -11,8 +11,9 @@
 // balances; limit orders, see lifecycle.go; validate=true), QueryOrders,
 // OpenOrders, ClosedOrders, CancelOrder, TradesHistory, DepositMethods,
 // DepositAddresses, DepositStatus, WithdrawMethods, WithdrawAddresses,
-// WithdrawInfo, Withdraw and WithdrawStatus. Private calls take
-// form-encoded bodies only (Kraken also takes JSON).
+// WithdrawInfo, Withdraw, WithdrawStatus and GetWebSocketsToken, and
+// Kraken's WebSocket API v2 (ws.go). Private calls take form-encoded
+// bodies only (Kraken also takes JSON).
 package krakenfake
 
 import (
@@ -32,6 +33,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/exgate/exgate/exchange/internal/fakews"
 )
 
 // Options configure a Server.
@@ -45,6 +48,13 @@ type Options struct {
 	// UTC; by default they start at multiples of a week since the Unix
 	// epoch (Thursdays).
 	WeeklyMonday bool
+	// WSPath and WSAuthPath are the paths of the public and authenticated
+	// WebSocket v2 endpoints (ws.go); default DefaultWSPath and
+	// DefaultWSAuthPath.
+	WSPath, WSAuthPath string
+	// Heartbeat is how often a WebSocket connection gets Kraken's
+	// heartbeat message; default 1 s (Kraken's), negative for none.
+	Heartbeat time.Duration
 }
 
 // Fault is what the fault hook makes the server do with a request.
@@ -98,6 +108,9 @@ type Deposit struct {
 type Server struct {
 	// URL is the base URL to give the adapter (no /0).
 	URL string
+	// WSURL and WSAuthURL are the public and authenticated WebSocket v2
+	// endpoints (ws://…/v2, ws://…/ws-auth/v2 by default).
+	WSURL, WSAuthURL string
 
 	srv          *httptest.Server
 	now          func() time.Time
@@ -115,6 +128,20 @@ type Server struct {
 	hold     bool
 	seq      int
 	tradeSeq int
+
+	// WebSocket v2 (ws.go).
+	pubWS, authWS *fakews.Server
+	heartbeat     time.Duration
+	clients       map[*wsClient]struct{}
+	seqConn       int
+	tokens        map[string]string // token → account key
+	tokenSeq      int
+	refuseTokens  bool
+	badChecksum   bool
+	changes       int
+	candles       map[string]*liveCandle
+	pushed        map[*order]pushState
+	execSeq       int
 }
 
 type account struct {
@@ -149,7 +176,22 @@ func New(opts Options) *Server {
 		accounts:     make(map[string]*account),
 		requests:     make(map[string]int),
 		refused:      make(map[string]int),
+		heartbeat:    opts.Heartbeat,
+		clients:      make(map[*wsClient]struct{}),
+		tokens:       make(map[string]string),
+		candles:      make(map[string]*liveCandle),
+		pushed:       make(map[*order]pushState),
 	}
+	if s.heartbeat == 0 {
+		s.heartbeat = time.Second
+	}
+	if opts.WSPath == "" {
+		opts.WSPath = DefaultWSPath
+	}
+	if opts.WSAuthPath == "" {
+		opts.WSAuthPath = DefaultWSAuthPath
+	}
+	s.pubWS, s.authWS = fakews.New(s.serveWS(false)), fakews.New(s.serveWS(true))
 	for _, p := range s.pairs {
 		s.books[p.Key] = generateBook(p)
 	}
@@ -157,13 +199,20 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /0/public/{method}", s.public)
 	mux.HandleFunc("POST /0/public/{method}", s.public)
 	mux.HandleFunc("POST /0/private/{method}", s.private)
+	mux.Handle("GET "+opts.WSPath, s.pubWS)
+	mux.Handle("GET "+opts.WSAuthPath, s.authWS)
 	s.srv = httptest.NewServer(s.withFaults(mux))
 	s.URL = s.srv.URL
+	s.WSURL = "ws" + strings.TrimPrefix(s.URL, "http") + opts.WSPath
+	s.WSAuthURL = "ws" + strings.TrimPrefix(s.URL, "http") + opts.WSAuthPath
 	return s
 }
 
-// Close stops the server.
-func (s *Server) Close() { s.srv.Close() }
+// Close drops the WebSocket connections and stops the server.
+func (s *Server) Close() {
+	s.PauseStreams()
+	s.srv.Close()
+}
 
 // AddAccount adds (or replaces) an account.
 func (s *Server) AddAccount(a Account) error {
@@ -279,6 +328,7 @@ func (s *Server) FillHeldOrders() {
 				s.fill(a, o)
 			}
 		}
+		s.syncExecutions(a)
 	}
 }
 
@@ -345,7 +395,11 @@ func (s *Server) SetWithdrawalStatus(key, refid, status, prop string) error {
 func (s *Server) SetBook(pairKey string, bids, asks []Level) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	old := s.books[pairKey]
 	s.books[pairKey] = &book{bids: bids, asks: asks}
+	if p := s.pairByName(pairKey); p != nil && old != nil {
+		s.pushBook(p, old)
+	}
 }
 
 // withFaults counts requests and applies the fault hook.
@@ -490,22 +544,23 @@ func (s *Server) private(w http.ResponseWriter, r *http.Request) {
 	}
 	a.lastNonce = nonce
 	handlers := map[string]func(*account, url.Values) (any, error){
-		"Balance":           s.balance,
-		"BalanceEx":         s.balanceEx,
-		"AddOrder":          s.addOrder,
-		"QueryOrders":       s.queryOrders,
-		"OpenOrders":        s.openOrders,
-		"ClosedOrders":      s.closedOrders,
-		"CancelOrder":       s.cancelOrder,
-		"TradesHistory":     s.tradesHistory,
-		"DepositMethods":    s.depositMethods,
-		"DepositAddresses":  s.depositAddresses,
-		"DepositStatus":     s.depositStatus,
-		"WithdrawMethods":   s.withdrawMethods,
-		"WithdrawAddresses": s.withdrawAddresses,
-		"WithdrawInfo":      s.withdrawInfo,
-		"Withdraw":          s.withdraw,
-		"WithdrawStatus":    s.withdrawStatus,
+		"Balance":            s.balance,
+		"BalanceEx":          s.balanceEx,
+		"AddOrder":           s.addOrder,
+		"QueryOrders":        s.queryOrders,
+		"OpenOrders":         s.openOrders,
+		"ClosedOrders":       s.closedOrders,
+		"CancelOrder":        s.cancelOrder,
+		"TradesHistory":      s.tradesHistory,
+		"DepositMethods":     s.depositMethods,
+		"DepositAddresses":   s.depositAddresses,
+		"DepositStatus":      s.depositStatus,
+		"WithdrawMethods":    s.withdrawMethods,
+		"WithdrawAddresses":  s.withdrawAddresses,
+		"WithdrawInfo":       s.withdrawInfo,
+		"Withdraw":           s.withdraw,
+		"WithdrawStatus":     s.withdrawStatus,
+		"GetWebSocketsToken": s.getWebSocketsToken,
 	}
 	h, ok := handlers[r.PathValue("method")]
 	if !ok {
@@ -513,6 +568,7 @@ func (s *Server) private(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := h(a, form)
+	s.syncExecutions(a)
 	if err != nil {
 		refuse(err.Error())
 		return

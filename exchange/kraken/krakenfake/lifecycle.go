@@ -305,6 +305,7 @@ func (s *Server) FillOrder(key, id string) error {
 			s.reserve(a, o, left, false)
 			s.execute(a, o, o.Price, left, true)
 			o.Status, o.CloseTm = "closed", unixFrac(s.now())
+			s.syncExecutions(a)
 			return nil
 		}
 	}
@@ -329,6 +330,7 @@ func (s *Server) PlaceOutside(key, pairKey, typ, volume, price string) (string, 
 	}
 	a.orders = append(a.orders, o)
 	s.reserve(a, o, o.Volume, true)
+	s.syncExecutions(a)
 	return o.Txid, nil
 }
 
