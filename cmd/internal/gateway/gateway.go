@@ -31,6 +31,7 @@ import (
 	"github.com/exgate/exgate/localstate"
 	"github.com/exgate/exgate/metrics"
 	"github.com/exgate/exgate/redis"
+	"github.com/exgate/exgate/stream"
 )
 
 // State is what instances must share: in process by default, in
@@ -160,6 +161,9 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 	if cfg.NoAudit {
 		audit = nil
 	}
+	// One stream hub for the instance: one upstream subscription per
+	// exchange, channel and pair however many clients listen.
+	hub := stream.New(stream.Options{Exchanges: exchanges, Journal: jr, Logger: log})
 	srv := httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
@@ -181,6 +185,7 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 		Metrics:        observer,
 		OpenAPI:        api.Spec(),
 		Logger:         log,
+		Stream:         hub,
 	})
 	return srv, jr, exchanges
 }
