@@ -519,7 +519,9 @@ type fakeTimer struct {
 	stopped bool
 }
 
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)} }
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
+}
 
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
@@ -564,4 +566,3 @@ func (c *fakeClock) Add(d time.Duration) {
 		t.f()
 	}
 }
-
