@@ -202,9 +202,6 @@ func (c *conn) handle(ctx context.Context, frame []byte) {
 		}
 	}
 	sub := &subscription{c: c, req: req}
-	if req.Channel == ChannelBook {
-		sub.pace = newPacer(c.hub.clock, c.enqueue)
-	}
 	c.mu.Lock()
 	if c.ended {
 		c.mu.Unlock()

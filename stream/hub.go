@@ -217,6 +217,8 @@ type topic struct {
 	// its encodings by depth, the current kline's message, the open
 	// orders' messages by id.
 	book     *bookState
+	latest   *bookState
+	pace     *pacer
 	kline    []byte
 	open     map[string][]byte
 	openList []string
@@ -246,17 +248,9 @@ type subscription struct {
 	c     *conn
 	req   Request
 	topic *topic
-	// pace is set for book subscriptions.
-	pace *pacer
 }
 
-func (s *subscription) deliver(msg []byte) {
-	if s.pace != nil {
-		s.pace.offer(msg)
-		return
-	}
-	s.c.enqueue(msg)
-}
+func (s *subscription) deliver(msg []byte) { s.c.enqueue(msg) }
 
 // join adds sub to its topic, starting the upstream subscription for the
 // first subscriber, and sends it the latest state.
@@ -271,6 +265,9 @@ func (h *Hub) join(sub *subscription, st exgate.Streamer) {
 	if !ok {
 		ctx, cancel := context.WithCancel(context.Background())
 		t = &topic{hub: h, key: key, cred: c.cred, st: st, cancel: cancel, subs: map[*subscription]struct{}{}, open: map[string][]byte{}}
+		if key.channel == ChannelBook {
+			t.pace = newPacer(h.clock, t.releaseLatest)
+		}
 		h.topics[key] = t
 		h.watches++
 		go t.run(ctx)
@@ -294,9 +291,6 @@ func (h *Hub) join(sub *subscription, st exgate.Streamer) {
 // leave removes sub from its topic, stopping the upstream subscription
 // with the last subscriber.
 func (h *Hub) leave(sub *subscription) {
-	if sub.pace != nil {
-		sub.pace.stop()
-	}
 	t := sub.topic
 	if t == nil {
 		return
@@ -309,7 +303,7 @@ func (h *Hub) leave(sub *subscription) {
 		if h.topics[t.key] == t {
 			delete(h.topics, t.key)
 		}
-		t.cancel()
+		t.stop()
 	}
 	t.mu.Unlock()
 	h.mu.Unlock()
@@ -379,22 +373,46 @@ func (t *topic) fail(e *exgate.Error) {
 	clear(t.subs)
 	t.mu.Unlock()
 	h.mu.Unlock()
-	t.cancel()
+	t.stop()
 	for _, s := range subs {
-		if s.pace != nil {
-			s.pace.stop()
-		}
 		s.c.dropped(s, e)
 	}
 }
 
+// stop ends the upstream subscription and the pacing.
+func (t *topic) stop() {
+	t.cancel()
+	if t.pace != nil {
+		t.pace.stop()
+	}
+}
+
+// bookUpdate takes a new book: it goes out at once when the rate allows,
+// else the pacer's timer sends the latest then (releaseLatest).
 func (t *topic) bookUpdate(b exgate.OrderBook) {
-	at := t.hub.clock.Now().UnixMilli()
+	at := t.hub.clock.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.book = &bookState{book: b, at: at, enc: map[int][]byte{}}
+	t.latest = &bookState{book: b, at: at.UnixMilli(), enc: map[int][]byte{}}
+	if t.pace.admit(at) {
+		t.release(t.latest)
+	}
+}
+
+func (t *topic) releaseLatest() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.latest != nil && t.latest != t.book && t.pace.admit(t.hub.clock.Now()) {
+		t.release(t.latest)
+	}
+}
+
+// release sends b to every subscriber, cut to its depth; a subscriber
+// that joins later starts from it.
+func (t *topic) release(b *bookState) {
+	t.book = b
 	for s := range t.subs {
-		s.deliver(t.book.message(t.key.sym, s.req.Depth))
+		s.deliver(b.message(t.key.sym, s.req.Depth))
 	}
 }
 

@@ -7,88 +7,66 @@ import (
 	"github.com/exgate/exgate"
 )
 
-// pacer passes a book subscription's snapshots on at most
-// exgate.StreamBookRate times in any second (docs/contract.md 2.5). A
-// snapshot that comes too soon waits, replaced by any newer one, and is
-// sent as soon as the rate allows: the latest book always arrives, never a
-// stale one after a newer one.
+// pacer keeps a book topic to exgate.StreamBookRate snapshots in any
+// second (docs/contract.md 2.5). It paces the upstream once for all its
+// subscribers: every subscriber gets the same snapshots (each cut to its
+// depth), a subsequence of those the pacer let through, so each
+// subscription keeps to the rate, and one timer serves them all. A
+// snapshot that comes too soon waits, replaced by any newer one, and the
+// latest goes out as soon as the rate allows (fire): never a stale one
+// after a newer one, and the last state always arrives.
 type pacer struct {
 	clock Clock
-	send  func([]byte)
+	fire  func()
 
 	mu sync.Mutex
-	// sent holds the times of the last StreamBookRate sends, a ring
-	// whose next slot (next) is the oldest.
+	// sent holds the times of the last StreamBookRate snapshots let
+	// through, a ring whose next slot (next) is the oldest.
 	sent    [exgate.StreamBookRate]time.Time
 	next    int
-	pending []byte
 	armed   bool
 	cancel  func() bool
 	stopped bool
 }
 
-func newPacer(clock Clock, send func([]byte)) *pacer {
-	return &pacer{clock: clock, send: send}
+func newPacer(clock Clock, fire func()) *pacer {
+	return &pacer{clock: clock, fire: fire}
 }
 
-// wait is how long until another send keeps to the rate.
-func (p *pacer) wait(now time.Time) time.Duration {
-	oldest := p.sent[p.next]
-	if oldest.IsZero() {
-		return 0
+// admit reports whether a snapshot of time at may go out now, recording it
+// if so; if not, fire is called once the rate allows.
+func (p *pacer) admit(at time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped || p.armed {
+		return false
 	}
-	return max(0, oldest.Add(time.Second).Sub(now))
-}
-
-func (p *pacer) record(now time.Time) {
-	p.sent[p.next] = now
+	if oldest := p.sent[p.next]; !oldest.IsZero() {
+		if w := oldest.Add(time.Second).Sub(at); w > 0 {
+			p.armed = true
+			p.cancel = p.clock.AfterFunc(w, p.timer)
+			return false
+		}
+	}
+	p.sent[p.next] = at
 	p.next = (p.next + 1) % len(p.sent)
+	return true
 }
 
-// offer passes msg on now or as soon as the rate allows.
-func (p *pacer) offer(msg []byte) {
+func (p *pacer) timer() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stopped {
-		return
-	}
-	if p.armed {
-		p.pending = msg // the timer sends the latest
-		return
-	}
-	now := p.clock.Now()
-	if w := p.wait(now); w > 0 {
-		p.pending, p.armed = msg, true
-		p.cancel = p.clock.AfterFunc(w, p.fire)
-		return
-	}
-	p.record(now)
-	p.send(msg)
-}
-
-func (p *pacer) fire() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.armed = false
-	if p.stopped || p.pending == nil {
-		return
+	stopped := p.stopped
+	p.mu.Unlock()
+	if !stopped {
+		p.fire()
 	}
-	now := p.clock.Now()
-	if w := p.wait(now); w > 0 {
-		p.armed = true
-		p.cancel = p.clock.AfterFunc(w, p.fire)
-		return
-	}
-	msg := p.pending
-	p.pending = nil
-	p.record(now)
-	p.send(msg)
 }
 
 func (p *pacer) stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.stopped, p.pending = true, nil
+	p.stopped = true
 	if p.cancel != nil {
 		p.cancel()
 	}

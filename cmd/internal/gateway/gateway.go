@@ -133,6 +133,9 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 			BaseURL: cfg.GateioURL, HTTPClient: upstream(exgate.ExchangeGateio), Limiter: limiter, Logger: log.With("exchange", "gateio"),
 		}),
 	}
+	for name, ex := range cfg.Adapters {
+		adapters[name] = ex
+	}
 	exchanges := make(map[string]exgate.Exchange, len(adapters))
 	for name, ex := range adapters {
 		if cfg.Coalesce {
