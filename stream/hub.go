@@ -84,7 +84,8 @@ type Options struct {
 	QueueLimit int
 	// MaxSubscriptions per connection.
 	MaxSubscriptions int
-	// WriteTimeout bounds the write of one frame.
+	// WriteTimeout bounds the write of the frames queued for a client
+	// at one time.
 	WriteTimeout time.Duration
 	// Backoff is the wait before the n-th (from 1) restart of a Watch
 	// that failed; default 1 s doubling to 30 s, with ±20% jitter.
