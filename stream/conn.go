@@ -44,13 +44,28 @@ func (c *conn) enqueue(msg []byte) {
 		return
 	}
 	if len(c.queue) >= c.hub.opts.QueueLimit {
-		c.closeCode = websocket.StatusPolicyViolation
-		c.closeReason = fmt.Sprintf("more than %d messages pending: the client reads too slowly", c.hub.opts.QueueLimit)
+		c.mu.Unlock()
+		c.closeWith(websocket.StatusPolicyViolation, fmt.Sprintf("more than %d messages pending: the client reads too slowly", c.hub.opts.QueueLimit))
+		return
+	}
+	c.queue = append(c.queue, msg)
+	c.mu.Unlock()
+	c.wakeWriter()
+}
+
+// closeWith has the writer drop what is queued and close the connection
+// with code and reason once its current write is done.
+func (c *conn) closeWith(code websocket.StatusCode, reason string) {
+	c.mu.Lock()
+	if c.closeReason == "" {
+		c.closeCode, c.closeReason = code, reason
 		c.queue = nil
-	} else {
-		c.queue = append(c.queue, msg)
 	}
 	c.mu.Unlock()
+	c.wakeWriter()
+}
+
+func (c *conn) wakeWriter() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -62,7 +77,7 @@ func (c *conn) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); defer cancel(); c.write(ctx) }()
-	go func() { defer wg.Done(); defer cancel(); c.ping(ctx) }()
+	go func() { defer wg.Done(); c.ping(ctx) }() // it ends the connection through the socket or the writer
 	c.read(ctx)
 	cancel()
 	c.mu.Lock()
@@ -128,6 +143,13 @@ func (c *conn) ping(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if check := c.hub.opts.Revalidate; check != nil {
+			if err := check(ctx, c.cred); err != nil {
+				c.hub.log.InfoContext(ctx, "stream: closing a connection whose key no longer stands", "apiKey", c.cred.ClientAPIKey, "err", err)
+				c.closeWith(websocket.StatusPolicyViolation, "the API key or the exchange key was revoked or removed")
+				return
+			}
 		}
 		pctx, cancel := context.WithTimeout(ctx, c.hub.opts.PongTimeout)
 		err := c.ws.Ping(pctx)

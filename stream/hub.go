@@ -92,6 +92,11 @@ type Options struct {
 	Backoff func(n int) time.Duration
 	// SymbolTimeout bounds the check that a subscribed pair is listed.
 	SymbolTimeout time.Duration
+	// Revalidate, when set, is asked at every ping whether the
+	// connection's client key and exchange key still stand; an error
+	// closes the connection with 1008, so that a key revoked or removed
+	// while a stream is open stops within PingInterval.
+	Revalidate func(ctx context.Context, cred exgate.Credential) error
 }
 
 // Hub fans upstream subscriptions out to WebSocket clients. It is safe

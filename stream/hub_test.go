@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -564,5 +565,39 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.mu.Unlock()
 	for _, t := range due {
 		t.f()
+	}
+}
+
+func TestRevokedKeyClosesStream(t *testing.T) {
+	var revoked atomic.Bool
+	h := newHarness(t, func(o *Options) {
+		o.PingInterval = 5 * time.Millisecond
+		o.Revalidate = func(_ context.Context, cred exgate.Credential) error {
+			if revoked.Load() && cred.ID == testCred.ID {
+				return errors.New("revoked")
+			}
+			return nil
+		}
+	})
+	a := h.connect(t, testCred)
+	a.send(`{"op":"subscribe","channel":"orders"}`)
+	a.expectOp(t, OpSubscribed, "")
+	call := h.ex.nextCall(t)
+	revoked.Store(true)
+	select {
+	case <-a.closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("stream of a revoked key not closed")
+	}
+	a.mu.Lock()
+	code, reason := a.code, a.reason
+	a.mu.Unlock()
+	if code != websocket.StatusPolicyViolation || !strings.Contains(reason, "revoked") {
+		t.Fatalf("closed with %d %q", code, reason)
+	}
+	select {
+	case <-call.ctx.Done(): // its subscription went with it
+	case <-time.After(5 * time.Second):
+		t.Fatal("upstream not stopped")
 	}
 }

@@ -166,7 +166,10 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 	}
 	// One stream hub for the instance: one upstream subscription per
 	// exchange, channel and pair however many clients listen.
-	hub := stream.New(stream.Options{Exchanges: exchanges, Journal: jr, Logger: log})
+	// A key revoked or removed while a stream is open ends the stream at
+	// its next ping.
+	hub := stream.New(stream.Options{Exchanges: exchanges, Journal: jr, Logger: log,
+		Revalidate: func(ctx context.Context, cred exgate.Credential) error { return stillValid(ctx, st, cred) }})
 	srv := httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
@@ -191,6 +194,26 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 		Stream:         hub,
 	})
 	return srv, jr, exchanges
+}
+
+// stillValid reports whether a stream's client key is active and its
+// exchange key still the same credential. A store that cannot be read
+// keeps the stream: only a definite answer ends it.
+func stillValid(ctx context.Context, st exgate.Store, cred exgate.Credential) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	k, err := st.ClientKey(ctx, cred.ClientAPIKey)
+	if err == nil && !k.Active() {
+		return errors.New("the client key was revoked")
+	}
+	if errors.Is(err, exgate.ErrNotFound) {
+		return errors.New("the client key is gone")
+	}
+	c, err := st.Credential(ctx, cred.ClientAPIKey, cred.Name)
+	if errors.Is(err, exgate.ErrNotFound) || (err == nil && c.ID != cred.ID) {
+		return errors.New("the exchange key was removed or replaced")
+	}
+	return nil
 }
 
 // newUpstreamClient is the HTTP client of one exchange adapter: connections
