@@ -395,7 +395,8 @@ export interface paths {
          *     `RATE_LIMITED`); a second book subscription of the same pair is a
          *     duplicate whatever its depth. The server pings every 15 s and drops
          *     a peer that has not answered within 45 s; a client more than 1000
-         *     messages behind is closed with status 1008 and a reason.
+         *     messages behind is closed with status 1008 and a reason, as is a stream
+         *     whose client key is revoked or exchange key removed (at the next ping).
          */
         get: operations["stream"];
         put?: never;

@@ -2596,7 +2596,8 @@ type ClientInterface interface {
 	// `RATE_LIMITED`); a second book subscription of the same pair is a
 	// duplicate whatever its depth. The server pings every 15 s and drops
 	// a peer that has not answered within 45 s; a client more than 1000
-	// messages behind is closed with status 1008 and a reason.
+	// messages behind is closed with status 1008 and a reason, as is a stream
+	// whose client key is revoked or exchange key removed (at the next ping).
 	//
 	// Corresponds with GET /v1/stream (the `Stream` operationId).
 	Stream(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3033,7 +3034,8 @@ func (c *Client) RecentOrders(ctx context.Context, params *RecentOrdersParams, r
 // `RATE_LIMITED`); a second book subscription of the same pair is a
 // duplicate whatever its depth. The server pings every 15 s and drops
 // a peer that has not answered within 45 s; a client more than 1000
-// messages behind is closed with status 1008 and a reason.
+// messages behind is closed with status 1008 and a reason, as is a stream
+// whose client key is revoked or exchange key removed (at the next ping).
 //
 // Corresponds with GET /v1/stream (the `Stream` operationId).
 func (c *Client) Stream(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5018,7 +5020,8 @@ type ClientWithResponsesInterface interface {
 	// `RATE_LIMITED`); a second book subscription of the same pair is a
 	// duplicate whatever its depth. The server pings every 15 s and drops
 	// a peer that has not answered within 45 s; a client more than 1000
-	// messages behind is closed with status 1008 and a reason.
+	// messages behind is closed with status 1008 and a reason, as is a stream
+	// whose client key is revoked or exchange key removed (at the next ping).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9228,7 +9231,8 @@ func (c *ClientWithResponses) RecentOrdersWithResponse(ctx context.Context, para
 // `RATE_LIMITED`); a second book subscription of the same pair is a
 // duplicate whatever its depth. The server pings every 15 s and drops
 // a peer that has not answered within 45 s; a client more than 1000
-// messages behind is closed with status 1008 and a reason.
+// messages behind is closed with status 1008 and a reason, as is a stream
+// whose client key is revoked or exchange key removed (at the next ping).
 //
 // Returns a wrapper object for the known response body format(s).
 //
