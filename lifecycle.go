@@ -301,3 +301,19 @@ func AsOrderManager(ex Exchange) (OrderManager, bool) {
 	}
 	return nil, false
 }
+
+// AsStreamer returns the Streamer of ex, or of the exchange it wraps
+// (through Unwrapper), and whether there is one (docs/contract.md 2.5).
+func AsStreamer(ex Exchange) (Streamer, bool) {
+	for ex != nil {
+		if s, ok := ex.(Streamer); ok {
+			return s, true
+		}
+		u, ok := ex.(Unwrapper)
+		if !ok {
+			break
+		}
+		ex = u.Unwrap()
+	}
+	return nil, false
+}

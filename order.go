@@ -156,3 +156,33 @@ const (
 	OrderTypeMarket = "MARKET"
 	OrderTypeLimit  = "LIMIT"
 )
+
+// Advances reports whether next is a later state of the same order than
+// o: a final status after an open one, PARTIALLY_FILLED after PENDING, or
+// more executed while it stays open. A final order never advances, so a
+// stale or repeated update (a stream replaying an order after a
+// reconnect, a read that raced a fill) cannot move it back.
+func (o Order) Advances(next Order) bool {
+	rank := func(s OrderStatus) int {
+		switch {
+		case s.Final():
+			return 2
+		case s == OrderPartiallyFilled:
+			return 1
+		}
+		return 0
+	}
+	if o.Status.Final() {
+		return false
+	}
+	if r0, r1 := rank(o.Status), rank(next.Status); r1 != r0 {
+		return r1 > r0
+	}
+	executed := func(o Order) decimal.Decimal {
+		if o.ExecutedQuantity == nil {
+			return decimal.Zero
+		}
+		return o.ExecutedQuantity.Decimal
+	}
+	return executed(next).GreaterThan(executed(o))
+}

@@ -52,3 +52,33 @@ func overflows(s string) bool {
 	var n json.Number
 	return json.Unmarshal([]byte(s), &n) == nil
 }
+
+// FuzzParseMessage feeds arbitrary frames to the stream message decoder:
+// it never panics, keeps the frame, and a message it accepts carries data
+// for its channel or is an answer.
+func FuzzParseMessage(f *testing.F) {
+	f.Add(`{"op":"subscribed","channel":"book","asset1":"BTC","asset2":"USDT","depth":20}`)
+	f.Add(`{"op":"error","code":"INVALID_PARAMETER","detail":"x","param":"depth"}`)
+	f.Add(`{"channel":"book","asset1":"BTC","asset2":"USDT","data":{"bids":[{"price":"1","quantity":"2"}],"asks":[]},"time":1}`)
+	f.Add(`{"channel":"klines","asset1":"BTC","asset2":"USDT","interval":"1m","data":{"openTime":1},"closed":true}`)
+	f.Add(`{"channel":"orders","data":{"id":"o1","status":"PENDING","quantity":"0.1"}}`)
+	f.Add(`{"channel":"orders","data":null}`)
+	f.Fuzz(func(t *testing.T, frame string) {
+		m, err := ParseMessage([]byte(frame))
+		if string(m.Raw) != frame {
+			t.Fatalf("raw %q, want %q", m.Raw, frame)
+		}
+		if err != nil || m.Op != "" {
+			return
+		}
+		n := 0
+		for _, set := range []bool{m.Order != nil, m.Book != nil, m.Kline != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("data message %q decoded to no or several records", frame)
+		}
+	})
+}

@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"net/netip"
 	"path"
@@ -85,6 +87,9 @@ type Config struct {
 	RouteLimits RouteLimits
 	// Metrics, when set, hears of every request answered.
 	Metrics requestObserver
+	// Stream, when set, serves GET /v1/stream (stream.go); without it
+	// the route answers 501 NOT_IMPLEMENTED.
+	Stream streamHub
 }
 
 // requestObserver is what the API reports to metrics: the route pattern
@@ -263,6 +268,15 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+// Hijack hands the connection to GET /v1/stream's WebSocket (stream.go).
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(r.ResponseWriter).Hijack()
+	if err == nil {
+		r.wrote = true
+	}
+	return conn, brw, err
+}
+
 // routes registers every route; a path known with another method answers
 // 405 with Allow, an unknown path 404, both as problems.
 func (s *Server) routes() {
@@ -289,6 +303,8 @@ func (s *Server) routes() {
 		{"GET", "/v1/order/fills", s.signed(exgate.PermissionRead, s.handleFills)},
 		{"GET", "/v1/wallet/recent-withdraws", s.signed(exgate.PermissionRead, s.handleRecentWithdrawals)},
 		{"GET", "/v1/market/symbols", s.signed(exgate.PermissionRead, s.handleSymbols)},
+		// Streams (docs/contract.md 2.5; stream.go).
+		{"GET", "/v1/stream", s.streamHandler()},
 		{"GET", "/healthz", http.HandlerFunc(s.handleHealth)},
 		{"GET", "/readyz", http.HandlerFunc(s.handleReady)},
 		{"GET", "/v1/openapi.yaml", http.HandlerFunc(s.handleOpenAPI)},
@@ -380,9 +396,21 @@ func (s *Server) signed(perm exgate.Permission, h func(http.ResponseWriter, *htt
 }
 
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgate.Permission) (*call, error) {
+	return s.authenticateAs(w, r, perm, false)
+}
+
+// authenticateAs is authenticate; for the stream handshake (stream.go) a
+// timestamp is required and the keys may be signed query parameters.
+func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exgate.Permission, stream bool) (*call, error) {
 	ctx := r.Context()
 	apiKey := r.Header.Get("X-API-KEY")
+	if apiKey == "" && stream {
+		apiKey = queryValue(r.URL.RawQuery, streamKeyParam)
+	}
 	if apiKey == "" {
+		if stream {
+			return nil, exgate.Errorf(exgate.CodeMissingAPIKey, "the X-API-KEY header or the signed apiKey query parameter is required")
+		}
 		return nil, exgate.Errorf(exgate.CodeMissingAPIKey, "the X-API-KEY header is required")
 	}
 	key, mac, err := s.keys.clientKey(ctx, apiKey)
@@ -427,7 +455,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgat
 		return nil, exgate.Errorf(exgate.CodeInvalidSignature, "%s", verifiedText(&sr))
 	}
 	now := s.now()
-	required := s.cfg.RequireTimestamp || (post && !key.LegacySigning)
+	required := s.cfg.RequireTimestamp || (post && !key.LegacySigning) || stream
 	expiry, err := checkTimestamp(&sr, now, required, post)
 	if err != nil {
 		return nil, err
@@ -463,6 +491,12 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgat
 		return nil, err
 	}
 	name := r.Header.Get("X-API-EXCHANGE-KEY")
+	if stream {
+		var err error
+		if name, err = streamKeys(r, sr.params); err != nil {
+			return nil, err
+		}
+	}
 	if name == "" {
 		return nil, exgate.Errorf(exgate.CodeMissingExchangeKey, "the X-API-EXCHANGE-KEY header is required")
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/localstate"
 	"github.com/exgate/exgate/sqlite"
+	"github.com/exgate/exgate/stream"
 	"github.com/shopspring/decimal"
 )
 
@@ -61,6 +62,9 @@ type gateway struct {
 	// seq makes the timestamps do adds to POST bodies distinct, so that
 	// two identical requests on the fixed clock are not replays.
 	seq atomic.Int64
+	hub *stream.Hub
+	// ticks drives the sim's streams.
+	ticks *tickSource
 }
 
 type options struct {
@@ -73,6 +77,10 @@ type options struct {
 	ready       []httpapi.ReadyCheck
 	// wrap lets a test put a fault in front of the sim exchange.
 	wrap func(exgate.Exchange) exgate.Exchange
+	// streams serves GET /v1/stream with a hub of these options (its
+	// Exchanges and Journal are the gateway's); the sim's streams tick
+	// when the test calls ticks.tick.
+	streams *stream.Options
 }
 
 func newGateway(t *testing.T, opts options) *gateway {
@@ -85,13 +93,20 @@ func newGateway(t *testing.T, opts options) *gateway {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	var ex exgate.Exchange = sim.New(sim.Options{Ledger: st, Now: clk.Now})
+	ticks := &tickSource{}
+	var ex exgate.Exchange = sim.New(sim.Options{Ledger: st, Now: clk.Now, Tick: ticks.new})
 	if opts.wrap != nil {
 		ex = opts.wrap(ex)
 	}
 	exchanges := map[string]exgate.Exchange{exgate.ExchangeSim: ex}
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges, Now: clk.Now})
-	srv := httpapi.New(httpapi.Config{
+	var hub *stream.Hub
+	if opts.streams != nil {
+		so := *opts.streams
+		so.Exchanges, so.Journal = exchanges, jr
+		hub = stream.New(so)
+	}
+	cfg := httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
 		Ledger:           jr,
@@ -104,10 +119,14 @@ func newGateway(t *testing.T, opts options) *gateway {
 		Ready:            opts.ready,
 		OpenAPI:          api.Spec(),
 		Now:              clk.Now,
-	})
+	}
+	if hub != nil {
+		cfg.Stream = hub
+	}
+	srv := httpapi.New(cfg)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	g := &gateway{t: t, srv: hs, store: st, clock: clk, validator: openapitest.New(t)}
+	g := &gateway{t: t, srv: hs, store: st, clock: clk, validator: openapitest.New(t), hub: hub, ticks: ticks}
 	g.apiKey, g.secret = g.addClient("client-a")
 	g.addCredential(g.apiKey, "demo", exgate.PermissionTrade, exgate.PermissionWithdraw)
 	return g

@@ -231,23 +231,7 @@ func reconcile[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgat
 	now := s.now()
 	switch {
 	case err == nil:
-		rec = k.label(rec, it.ID, it.ClientRef)
-		state := exgate.IntentAccepted
-		if k.final(rec) {
-			state = exgate.IntentFinal
-		}
-		body, err := json.Marshal(rec)
-		if err != nil {
-			return it, err
-		}
-		if err := s.store.UpdateIntent(ctx, it.ID, state, http.StatusOK, body); err != nil {
-			return it, err
-		}
-		if it.State != exgate.IntentAccepted || state == exgate.IntentFinal {
-			s.log.InfoContext(ctx, "reconciled", "id", it.ID, "kind", string(k.name), "state", string(state))
-		}
-		it.State, it.Status, it.Response, it.UpdatedAt = state, http.StatusOK, body, now
-		return it, nil
+		return recordRead(ctx, s, k, it, rec, now, "reconciled")
 	case errors.Is(err, exgate.ErrNotFound):
 		if it.State == exgate.IntentAccepted || now.Sub(it.CreatedAt) < s.grace {
 			// Accepted records do not vanish; and a young intent
@@ -267,6 +251,29 @@ func reconcile[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgat
 	default:
 		return it, err
 	}
+}
+
+// recordRead records rec, the intent's record as read from the exchange
+// (by the reconciler, or pushed by a stream), as its outcome: accepted
+// while it is open, final once it is. how names the reader in the log.
+func recordRead[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgate.Intent, rec T, now time.Time, how string) (exgate.Intent, error) {
+	rec = k.label(rec, it.ID, it.ClientRef)
+	state := exgate.IntentAccepted
+	if k.final(rec) {
+		state = exgate.IntentFinal
+	}
+	body, err := json.Marshal(rec)
+	if err != nil {
+		return it, err
+	}
+	if err := s.store.UpdateIntent(ctx, it.ID, state, http.StatusOK, body); err != nil {
+		return it, err
+	}
+	if it.State != exgate.IntentAccepted || state == exgate.IntentFinal {
+		s.log.InfoContext(ctx, how, "id", it.ID, "kind", string(k.name), "state", string(state))
+	}
+	it.State, it.Status, it.Response, it.UpdatedAt = state, http.StatusOK, body, now
+	return it, nil
 }
 
 // orphaned handles an intent whose exchange key was removed or replaced:

@@ -366,6 +366,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live order updates, order books and klines over one WebSocket.
+         * @description Upgrades to a WebSocket (docs/contract.md 2.5) after a signed
+         *     handshake: a GET with `timestamp` (required here) and no other
+         *     parameters, with the two headers or, for clients that cannot set
+         *     headers, `apiKey` and `exchangeKey` as signed query parameters.
+         *     A refused handshake is answered with a problem before the upgrade.
+         *
+         *     Frames are JSON text. The client sends `StreamRequest`s; each is
+         *     answered with a `StreamAck` (`subscribed`, `unsubscribed`) or a
+         *     `StreamError` carrying a code of docs/contract.md 2.2, and the
+         *     connection stays usable. The server sends `StreamOrdersMessage`
+         *     (every change of an order of the exchange key, including those
+         *     placed outside the gateway), `StreamBookMessage` (a full snapshot
+         *     of `depth` levels a side on every change, at most 10 a second) and
+         *     `StreamKlinesMessage` (every change of the current kline, and the
+         *     kline once more with `closed: true` when it closes).
+         *
+         *     Limits: 50 subscriptions per connection (one more is
+         *     `RATE_LIMITED`); a second book subscription of the same pair is a
+         *     duplicate whatever its depth. The server pings every 15 s and drops
+         *     a peer that has not answered within 45 s; a client more than 1000
+         *     messages behind is closed with status 1008 and a reason, as is a stream
+         *     whose client key is revoked or exchange key removed (at the next ping).
+         */
+        get: operations["stream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -765,6 +806,65 @@ export interface components {
             bids: components["schemas"]["Level"][];
             asks: components["schemas"]["Level"][];
         };
+        /** @description A client frame of GET /v1/stream. `orders` takes no other member; `book` takes the pair and `depth` (1 to 100, default 20); `klines` the pair and `interval` (default 1m). An unsubscribe names the subscription as its subscribe did (a book's depth may be left out). */
+        StreamRequest: {
+            /** @enum {string} */
+            op: "subscribe" | "unsubscribe";
+            /** @enum {string} */
+            channel: "orders" | "book" | "klines";
+            asset1?: components["schemas"]["AssetCode"];
+            asset2?: components["schemas"]["AssetCode"];
+            /** @default 20 */
+            depth: number;
+            interval?: components["schemas"]["Interval"];
+        };
+        /** @description The answer to a request that succeeded; it names the subscription. */
+        StreamAck: {
+            /** @enum {string} */
+            op: "subscribed" | "unsubscribed";
+            /** @enum {string} */
+            channel: "orders" | "book" | "klines";
+            asset1?: string;
+            asset2?: string;
+            depth?: number;
+            interval?: components["schemas"]["Interval"];
+        };
+        /** @description A request refused, or a subscription ended because its upstream failed for good (the exchange refused the key, the pair is not listed); it names the subscription as far as the request could be read. */
+        StreamError: {
+            /** @enum {string} */
+            op: "error";
+            code: components["schemas"]["ErrorCode"];
+            detail: string;
+            param?: string;
+            channel?: string;
+            asset1?: string;
+            asset2?: string;
+            depth?: number;
+            interval?: components["schemas"]["Interval"];
+        };
+        StreamOrdersMessage: {
+            /** @enum {string} */
+            channel: "orders";
+            data: components["schemas"]["Order"];
+        };
+        StreamBookMessage: {
+            /** @enum {string} */
+            channel: "book";
+            asset1: string;
+            asset2: string;
+            data: components["schemas"]["OrderBook"];
+            time: components["schemas"]["Millis"];
+        };
+        StreamKlinesMessage: {
+            /** @enum {string} */
+            channel: "klines";
+            asset1: string;
+            asset2: string;
+            interval: components["schemas"]["Interval"];
+            data: components["schemas"]["Kline"];
+            /** @description Present and true on the one message of a kline that has closed (an exgate addition). */
+            closed?: boolean;
+        };
         Balance: {
             asset: string;
             available: components["schemas"]["PlainDecimal"];
@@ -1097,6 +1197,8 @@ export interface components {
         Signature: components["schemas"]["Signature"];
         /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
         Timestamp: number;
+        /** @description Milliseconds since the Unix epoch; required on the stream handshake. */
+        StreamTimestamp: number;
         /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
         RecvWindow: number;
         /**
@@ -1904,6 +2006,44 @@ export interface operations {
             502: components["responses"]["BadGateway"];
             503: components["responses"]["Unavailable"];
             504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    stream: {
+        parameters: {
+            query: {
+                /** @description The client's public key, for clients that cannot send the X-API-KEY header (signed like every parameter). */
+                apiKey?: string;
+                /** @description The exchange credential's name, for clients that cannot send the X-API-EXCHANGE-KEY header. */
+                exchangeKey?: string;
+                /** @description Milliseconds since the Unix epoch; required on the stream handshake. */
+                timestamp: components["parameters"]["StreamTimestamp"];
+                /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
+                recvWindow?: components["parameters"]["RecvWindow"];
+                /** @description Hex HMAC-SHA256 of the parameter string (see the document's description). */
+                signature: components["parameters"]["Signature"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching to the WebSocket protocol; the messages are described by the Stream* schemas. */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["Unavailable"];
         };
     };
     health: {

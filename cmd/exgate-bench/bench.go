@@ -330,14 +330,23 @@ func benchIdle(ctx context.Context, args []string, getenv func(string) string, s
 
 // readRSS returns VmRSS of a process from /proc.
 func readRSS(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	kb, err := rssKB(pid)
 	if err != nil {
 		return "unknown (" + err.Error() + ")"
 	}
+	return strconv.FormatInt(kb, 10) + " kB"
+}
+
+// rssKB returns VmRSS of a process in kB from /proc.
+func rssKB(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strings.TrimSpace(v)
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 		}
 	}
-	return "unknown"
+	return 0, errors.New("no VmRSS line")
 }

@@ -6,6 +6,7 @@
 //	go run ./cmd/exgate-bench compare --route market   # the same for the order path (--route limit once Binance takes limit orders)
 //	go run ./cmd/exgate-bench run       # load against a running gateway
 //	go run ./cmd/exgate-bench idle      # hold idle connections open against a gateway
+//	go run ./cmd/exgate-bench fanout    # one stream book channel to 1000 WebSocket clients, gateway and bare relay side by side
 package main
 
 import (
@@ -34,6 +35,7 @@ commands:
   compare   start a fast fake Binance, a bare proxy and gateways in this process and measure them side by side
             (--route klines, market or limit: the route measured)
   idle      hold idle keep-alive connections open against a gateway and report its memory
+  fanout    one book channel of GET /v1/stream fanned out to many WebSocket clients, against a bare relay, in one process
 
 Run 'exgate-bench <command> -h' for the flags of a command.
 `
@@ -51,10 +53,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return benchCompare(ctx, args[1:], stdout, stderr)
 	case "idle":
 		return benchIdle(ctx, args[1:], getenv, stdout, stderr)
+	case "fanout":
+		return benchFanout(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q (want run, compare or idle)", args[0])
+	return fmt.Errorf("unknown command %q (want run, compare, idle or fanout)", args[0])
 }

@@ -67,3 +67,22 @@ func TestCompareOrders(t *testing.T) {
 		t.Errorf("compare --route stop: %v", err)
 	}
 }
+
+// TestFanout runs bench fanout for a moment with a few clients: one
+// upstream subscription, deliveries on both sides, the ratio line.
+func TestFanout(t *testing.T) {
+	var stdout bytes.Buffer
+	err := run(t.Context(), []string{"fanout", "--clients", "20", "--warmup", "300ms", "--duration", "500ms", "--rounds", "1"},
+		func(string) string { return "" }, &stdout, io.Discard)
+	if err != nil {
+		t.Fatalf("fanout: %v\n%s", err, stdout.String())
+	}
+	for _, want := range []string{"upstream subscriptions 1;", "bare relay", "p99 ratio gateway / bare relay", "resident memory per client"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if strings.Contains(stdout.String(), "delivered 0 ") {
+		t.Errorf("a side delivered nothing:\n%s", stdout.String())
+	}
+}

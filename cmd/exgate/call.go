@@ -18,19 +18,7 @@ import (
 func runCall(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("exgate call", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
-	}
-	baseURL := fs.String("url", env("EXGATE_URL", "http://127.0.0.1:8080"), "gateway base URL (env EXGATE_URL)")
-	apiKey := fs.String("api-key", getenv("EXGATE_API_KEY"), "client API key (env EXGATE_API_KEY)")
-	secret := fs.String("secret-key", getenv("EXGATE_SECRET_KEY"), "client secret key (env EXGATE_SECRET_KEY)")
-	exchangeKey := fs.String("exchange-key", getenv("EXGATE_EXCHANGE_KEY"), "exchange key name (env EXGATE_EXCHANGE_KEY)")
-	timestamps := fs.Bool("timestamp", false, "add a signed timestamp and recvWindow to GETs too (a POST always carries a timestamp)")
-	legacy := fs.Bool("legacy-signing", false, "sign without a timestamp, even a POST, for a key created with --legacy-signing")
-	timeout := fs.Duration("timeout", 30*time.Second, "request timeout")
+	cf := addClientFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -45,8 +33,9 @@ func runCall(ctx context.Context, args []string, getenv func(string) string, std
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
-	if *apiKey == "" || *secret == "" {
-		return errors.New("call: the API key and secret key are required (EXGATE_API_KEY, EXGATE_SECRET_KEY or --api-key, --secret-key)")
+	c, err := cf.client("call")
+	if err != nil {
+		return err
 	}
 	var params []client.Param
 	for _, a := range fs.Args()[2:] {
@@ -56,14 +45,6 @@ func runCall(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		params = append(params, client.Param{Name: name, Value: value})
 	}
-	opts := []client.Option{client.WithHTTPClient(&http.Client{Timeout: *timeout})}
-	if *timestamps {
-		opts = append(opts, client.WithTimestamps(time.Now, 5*time.Second))
-	}
-	if *legacy {
-		opts = append(opts, client.WithLegacySigning())
-	}
-	c := client.New(*baseURL, *apiKey, *secret, *exchangeKey, opts...)
 	status, body, err := c.Do(ctx, method, path, params)
 	if err != nil && len(body) == 0 {
 		return fmt.Errorf("call: %w", err)
@@ -75,4 +56,44 @@ func runCall(ctx context.Context, args []string, getenv func(string) string, std
 		return fmt.Errorf("call: %s %s answered %d", method, path, status)
 	}
 	return nil
+}
+
+// clientFlags are the connection flags of call and stream.
+type clientFlags struct {
+	baseURL, apiKey, secret, exchangeKey *string
+	timestamps, legacy                   *bool
+	timeout                              *time.Duration
+}
+
+func addClientFlags(fs *flag.FlagSet, getenv func(string) string) *clientFlags {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	return &clientFlags{
+		baseURL:     fs.String("url", env("EXGATE_URL", "http://127.0.0.1:8080"), "gateway base URL (env EXGATE_URL)"),
+		apiKey:      fs.String("api-key", getenv("EXGATE_API_KEY"), "client API key (env EXGATE_API_KEY)"),
+		secret:      fs.String("secret-key", getenv("EXGATE_SECRET_KEY"), "client secret key (env EXGATE_SECRET_KEY)"),
+		exchangeKey: fs.String("exchange-key", getenv("EXGATE_EXCHANGE_KEY"), "exchange key name (env EXGATE_EXCHANGE_KEY)"),
+		timestamps:  fs.Bool("timestamp", false, "add a signed timestamp and recvWindow to GETs too (a POST and the stream handshake always carry a timestamp)"),
+		legacy:      fs.Bool("legacy-signing", false, "sign without a timestamp, even a POST, for a key created with --legacy-signing"),
+		timeout:     fs.Duration("timeout", 30*time.Second, "request timeout (for stream: of the handshake)"),
+	}
+}
+
+// client builds the SDK client the flags describe.
+func (f *clientFlags) client(cmd string) (*client.Client, error) {
+	if *f.apiKey == "" || *f.secret == "" {
+		return nil, fmt.Errorf("%s: the API key and secret key are required (EXGATE_API_KEY, EXGATE_SECRET_KEY or --api-key, --secret-key)", cmd)
+	}
+	opts := []client.Option{client.WithHTTPClient(&http.Client{Timeout: *f.timeout})}
+	if *f.timestamps {
+		opts = append(opts, client.WithTimestamps(time.Now, 5*time.Second))
+	}
+	if *f.legacy {
+		opts = append(opts, client.WithLegacySigning())
+	}
+	return client.New(*f.baseURL, *f.apiKey, *f.secret, *f.exchangeKey, opts...), nil
 }

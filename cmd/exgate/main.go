@@ -1,6 +1,6 @@
 // Command exgate is the exchange gateway: the server (serve, demo), the
 // admin commands that manage client keys and exchange credentials in its
-// store (keys, exchange-keys) and a signing client (call). The load tool
+// store (keys, exchange-keys) and a signing client (call, stream). The load tool
 // is a command of its own, cmd/exgate-bench.
 package main
 
@@ -44,6 +44,7 @@ commands:
   console-login [--console-addr A | --console-url U]   print a one-time login link for the web console (10 minutes)
   doctor                      check the store, Redis, each exchange's reachability and clock, each exchange key
   call METHOD PATH [name=value ...]   sign and send one request
+  stream orders|book|klines [asset1=.. asset2=.. depth=.. interval=..]   print a channel of GET /v1/stream, one JSON message a line
 
 Run 'exgate <command> -h' for the flags of a command.
 `
@@ -81,6 +82,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runDoctor(ctx, rest, getenv, stdout, stderr)
 	case "call":
 		return runCall(ctx, rest, getenv, stdout, stderr)
+	case "stream":
+		return runStream(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

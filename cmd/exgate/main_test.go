@@ -142,6 +142,11 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("call of an unknown pair: %v %s", err, got)
 	}
 
+	// exgate stream prints the orders channel (GET /v1/stream through
+	// the gateway as demo wires it) while the lifecycle below runs.
+	streamOut, streamErr := startServer(t, env, "stream", "orders")
+	waitFor(t, streamOut, regexp.MustCompile(`"op":"subscribed","channel":"orders"`), streamErr)
+
 	// The order lifecycle through the gateway as serve wires it (the
 	// coalescing wrapper around sim, the withdrawal allowlist around the
 	// journal): a limit order far below the market rests, is listed open,
@@ -159,6 +164,19 @@ func TestDemo(t *testing.T) {
 		if err != nil || !strings.Contains(got, step.want) {
 			t.Fatalf("call %s: %v %s; want %s", strings.Join(step.args, " "), err, got, step.want)
 		}
+	}
+	// One line per message: the order resting, then canceled.
+	waitFor(t, streamOut, regexp.MustCompile(`(?s)"clientOrderId":"demo-rest"[^\n]*"status":"PENDING"|"status":"PENDING"[^\n]*"clientOrderId":"demo-rest"`), streamErr)
+	waitFor(t, streamOut, regexp.MustCompile(`"status":"CANCELED"[^\n]*"clientOrderId":"demo-rest"|"clientOrderId":"demo-rest"[^\n]*"status":"CANCELED"`), streamErr)
+	for _, line := range strings.Split(strings.TrimSpace(streamOut.String()), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("exgate stream printed %q, not one JSON message a line", line)
+		}
+	}
+	// A refused subscription ends the command with the gateway's error.
+	got, err = runCmd(t, env, "stream", "book", "asset1=BTC", "asset2=USDT", "depth=101")
+	if err == nil || !strings.Contains(got, `"code":"INVALID_PARAMETER"`) {
+		t.Fatalf("stream with depth 101: %v %s", err, got)
 	}
 }
 

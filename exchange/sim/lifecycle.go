@@ -282,9 +282,12 @@ func (e *Exchange) PlaceLimitOrder(ctx context.Context, cred exgate.Credential, 
 	if err != nil {
 		// The order is placed; its first steps are applied by the next
 		// reader.
+		e.notices.notify(cred.ID, o)
 		return o, nil
 	}
-	return lo.order(p), nil
+	o = lo.order(p)
+	e.notices.notify(cred.ID, o)
+	return o, nil
 }
 
 // prepareLimit checks a limit order and returns it as placed (PENDING,
@@ -658,7 +661,9 @@ func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req 
 		return lo.placed, nil // a market order is final already
 	}
 	p, _ := e.market(exgate.Symbol{Base: lo.placed.Asset1, Quote: lo.placed.Asset2})
-	return lo.order(p), nil
+	o := lo.order(p)
+	e.notices.notify(cred.ID, o)
+	return o, nil
 }
 
 // OpenOrders settles and returns the open limit orders, newest first.

@@ -179,6 +179,7 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 	if err != nil {
 		return exgate.Order{}, e.applyError("order", req.ClientOrderID, err)
 	}
+	e.notices.notify(cred.ID, order)
 	return order, nil
 }
 

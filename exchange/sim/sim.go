@@ -63,6 +63,10 @@ type Options struct {
 	// Every instance that must agree (all gateways sharing a store) uses
 	// the same seed; the zero value is the documented default.
 	Seed uint64
+	// Tick, when set, replaces time.NewTicker in the streams (stream.go):
+	// it returns the ticks of period d and a stop function. Tests use it
+	// with Now to step the streams.
+	Tick func(d time.Duration) (<-chan time.Time, func())
 }
 
 // Exchange is the simulated exchange. It is safe for concurrent use.
@@ -77,6 +81,9 @@ type Exchange struct {
 	// scanned caches, per resting limit order, how far its price path
 	// was found quiet (lifecycle.go), so a read looks at new seconds only.
 	scanned sync.Map
+	// tick and notices serve the streams (stream.go).
+	tick    func(time.Duration) (<-chan time.Time, func())
+	notices notices
 }
 
 var _ exgate.Exchange = (*Exchange)(nil)
@@ -89,6 +96,7 @@ func New(opts Options) *Exchange {
 		seed:   opts.Seed,
 		tables: newTables(),
 		noise:  map[string]*noise{},
+		tick:   opts.Tick,
 	}
 	if e.ledger == nil {
 		e.ledger = NewMemoryLedger()

@@ -1789,6 +1789,9 @@ type RecvWindow = int
 // StatusFilter defines model for StatusFilter.
 type StatusFilter = TransferStatus
 
+// StreamTimestamp defines model for StreamTimestamp.
+type StreamTimestamp = int64
+
 // Timestamp defines model for Timestamp.
 type Timestamp = int64
 
@@ -1995,6 +1998,24 @@ type RecentOrdersParams struct {
 
 	// Timestamp Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`.
 	Timestamp *Timestamp `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// RecvWindow Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`.
+	RecvWindow *RecvWindow `form:"recvWindow,omitempty" json:"recvWindow,omitempty"`
+
+	// Signature Hex HMAC-SHA256 of the parameter string (see the document's description).
+	Signature Signature `form:"signature" json:"signature"`
+}
+
+// StreamParams defines parameters for Stream.
+type StreamParams struct {
+	// ApiKey The client's public key, for clients that cannot send the X-API-KEY header (signed like every parameter).
+	ApiKey *string `form:"apiKey,omitempty" json:"apiKey,omitempty"`
+
+	// ExchangeKey The exchange credential's name, for clients that cannot send the X-API-EXCHANGE-KEY header.
+	ExchangeKey *string `form:"exchangeKey,omitempty" json:"exchangeKey,omitempty"`
+
+	// Timestamp Milliseconds since the Unix epoch; required on the stream handshake.
+	Timestamp StreamTimestamp `form:"timestamp" json:"timestamp"`
 
 	// RecvWindow Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`.
 	RecvWindow *RecvWindow `form:"recvWindow,omitempty" json:"recvWindow,omitempty"`
@@ -2553,6 +2574,34 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/order/recent (the `RecentOrders` operationId).
 	RecentOrders(ctx context.Context, params *RecentOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// Stream Live order updates, order books and klines over one WebSocket.
+	//
+	// Upgrades to a WebSocket (docs/contract.md 2.5) after a signed
+	// handshake: a GET with `timestamp` (required here) and no other
+	// parameters, with the two headers or, for clients that cannot set
+	// headers, `apiKey` and `exchangeKey` as signed query parameters.
+	// A refused handshake is answered with a problem before the upgrade.
+	//
+	// Frames are JSON text. The client sends `StreamRequest`s; each is
+	// answered with a `StreamAck` (`subscribed`, `unsubscribed`) or a
+	// `StreamError` carrying a code of docs/contract.md 2.2, and the
+	// connection stays usable. The server sends `StreamOrdersMessage`
+	// (every change of an order of the exchange key, including those
+	// placed outside the gateway), `StreamBookMessage` (a full snapshot
+	// of `depth` levels a side on every change, at most 10 a second) and
+	// `StreamKlinesMessage` (every change of the current kline, and the
+	// kline once more with `closed: true` when it closes).
+	//
+	// Limits: 50 subscriptions per connection (one more is
+	// `RATE_LIMITED`); a second book subscription of the same pair is a
+	// duplicate whatever its depth. The server pings every 15 s and drops
+	// a peer that has not answered within 45 s; a client more than 1000
+	// messages behind is closed with status 1008 and a reason, as is a stream
+	// whose client key is revoked or exchange key removed (at the next ping).
+	//
+	// Corresponds with GET /v1/stream (the `Stream` operationId).
+	Stream(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AccountBalance Balances of the account.
 	//
 	// Every asset with a non-zero available or locked amount.
@@ -2953,6 +3002,44 @@ func (c *Client) OpenOrders(ctx context.Context, params *OpenOrdersParams, reqEd
 // Corresponds with GET /v1/order/recent (the `RecentOrders` operationId).
 func (c *Client) RecentOrders(ctx context.Context, params *RecentOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRecentOrdersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Stream Live order updates, order books and klines over one WebSocket.
+//
+// Upgrades to a WebSocket (docs/contract.md 2.5) after a signed
+// handshake: a GET with `timestamp` (required here) and no other
+// parameters, with the two headers or, for clients that cannot set
+// headers, `apiKey` and `exchangeKey` as signed query parameters.
+// A refused handshake is answered with a problem before the upgrade.
+//
+// Frames are JSON text. The client sends `StreamRequest`s; each is
+// answered with a `StreamAck` (`subscribed`, `unsubscribed`) or a
+// `StreamError` carrying a code of docs/contract.md 2.2, and the
+// connection stays usable. The server sends `StreamOrdersMessage`
+// (every change of an order of the exchange key, including those
+// placed outside the gateway), `StreamBookMessage` (a full snapshot
+// of `depth` levels a side on every change, at most 10 a second) and
+// `StreamKlinesMessage` (every change of the current kline, and the
+// kline once more with `closed: true` when it closes).
+//
+// Limits: 50 subscriptions per connection (one more is
+// `RATE_LIMITED`); a second book subscription of the same pair is a
+// duplicate whatever its depth. The server pings every 15 s and drops
+// a peer that has not answered within 45 s; a client more than 1000
+// messages behind is closed with status 1008 and a reason, as is a stream
+// whose client key is revoked or exchange key removed (at the next ping).
+//
+// Corresponds with GET /v1/stream (the `Stream` operationId).
+func (c *Client) Stream(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4050,6 +4137,100 @@ func NewRecentOrdersRequest(server string, params *RecentOrdersParams) (*http.Re
 	return req, nil
 }
 
+// NewStreamRequest constructs an http.Request for the Stream method
+func NewStreamRequest(server string, params *StreamParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/stream")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ApiKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "apiKey", *params.ApiKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ExchangeKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "exchangeKey", *params.ExchangeKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.RecvWindow != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "recvWindow", *params.RecvWindow, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewAccountBalanceRequest constructs an http.Request for the AccountBalance method
 func NewAccountBalanceRequest(server string, params *AccountBalanceParams) (*http.Request, error) {
 	var err error
@@ -4816,6 +4997,36 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/order/recent (the `RecentOrders` operationId).
 	RecentOrdersWithResponse(ctx context.Context, params *RecentOrdersParams, reqEditors ...RequestEditorFn) (*RecentOrdersResponse, error)
+
+	// StreamWithResponse Live order updates, order books and klines over one WebSocket.
+	//
+	// Upgrades to a WebSocket (docs/contract.md 2.5) after a signed
+	// handshake: a GET with `timestamp` (required here) and no other
+	// parameters, with the two headers or, for clients that cannot set
+	// headers, `apiKey` and `exchangeKey` as signed query parameters.
+	// A refused handshake is answered with a problem before the upgrade.
+	//
+	// Frames are JSON text. The client sends `StreamRequest`s; each is
+	// answered with a `StreamAck` (`subscribed`, `unsubscribed`) or a
+	// `StreamError` carrying a code of docs/contract.md 2.2, and the
+	// connection stays usable. The server sends `StreamOrdersMessage`
+	// (every change of an order of the exchange key, including those
+	// placed outside the gateway), `StreamBookMessage` (a full snapshot
+	// of `depth` levels a side on every change, at most 10 a second) and
+	// `StreamKlinesMessage` (every change of the current kline, and the
+	// kline once more with `closed: true` when it closes).
+	//
+	// Limits: 50 subscriptions per connection (one more is
+	// `RATE_LIMITED`); a second book subscription of the same pair is a
+	// duplicate whatever its depth. The server pings every 15 s and drops
+	// a peer that has not answered within 45 s; a client more than 1000
+	// messages behind is closed with status 1008 and a reason, as is a stream
+	// whose client key is revoked or exchange key removed (at the next ping).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/stream (the `Stream` operationId).
+	StreamWithResponse(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*StreamResponse, error)
 
 	// AccountBalanceWithResponse Balances of the account.
 	//
@@ -7333,6 +7544,169 @@ func (r RecentOrdersResponse) ContentType() string {
 	return ""
 }
 
+// StreamResponse400Headers the declared response headers of an HTTP 400 response for Stream
+type StreamResponse400Headers struct {
+	XRequestID *string
+}
+
+// StreamResponse401Headers the declared response headers of an HTTP 401 response for Stream
+type StreamResponse401Headers struct {
+	XRequestID *string
+}
+
+// StreamResponse403Headers the declared response headers of an HTTP 403 response for Stream
+type StreamResponse403Headers struct {
+	XRequestID *string
+}
+
+// StreamResponse404Headers the declared response headers of an HTTP 404 response for Stream
+type StreamResponse404Headers struct {
+	XRequestID *string
+}
+
+// StreamResponse405Headers the declared response headers of an HTTP 405 response for Stream
+type StreamResponse405Headers struct {
+	Allow      string
+	XRequestID *string
+}
+
+// StreamResponse429Headers the declared response headers of an HTTP 429 response for Stream
+type StreamResponse429Headers struct {
+	RetryAfter int
+	XRequestID *string
+}
+
+// StreamResponse500Headers the declared response headers of an HTTP 500 response for Stream
+type StreamResponse500Headers struct {
+	XRequestID *string
+}
+
+// StreamResponse501Headers the declared response headers of an HTTP 501 response for Stream
+type StreamResponse501Headers struct {
+	XRequestID *string
+}
+
+// StreamResponse503Headers the declared response headers of an HTTP 503 response for Stream
+type StreamResponse503Headers struct {
+	RetryAfter int
+	XRequestID *string
+}
+
+type StreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *MethodNotAllowed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotImplemented
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *StreamResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *StreamResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *StreamResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StreamResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *StreamResponse501Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StreamResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r StreamResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StreamResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r StreamResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r StreamResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r StreamResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r StreamResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r StreamResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r StreamResponse) GetApplicationproblemJSON501() *NotImplemented {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r StreamResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // AccountBalanceResponse200Headers the declared response headers of an HTTP 200 response for AccountBalance
 type AccountBalanceResponse200Headers struct {
 	XRequestID *string
@@ -8833,6 +9207,42 @@ func (c *ClientWithResponses) RecentOrdersWithResponse(ctx context.Context, para
 		return nil, err
 	}
 	return ParseRecentOrdersResponse(rsp)
+}
+
+// StreamWithResponse Live order updates, order books and klines over one WebSocket.
+//
+// Upgrades to a WebSocket (docs/contract.md 2.5) after a signed
+// handshake: a GET with `timestamp` (required here) and no other
+// parameters, with the two headers or, for clients that cannot set
+// headers, `apiKey` and `exchangeKey` as signed query parameters.
+// A refused handshake is answered with a problem before the upgrade.
+//
+// Frames are JSON text. The client sends `StreamRequest`s; each is
+// answered with a `StreamAck` (`subscribed`, `unsubscribed`) or a
+// `StreamError` carrying a code of docs/contract.md 2.2, and the
+// connection stays usable. The server sends `StreamOrdersMessage`
+// (every change of an order of the exchange key, including those
+// placed outside the gateway), `StreamBookMessage` (a full snapshot
+// of `depth` levels a side on every change, at most 10 a second) and
+// `StreamKlinesMessage` (every change of the current kline, and the
+// kline once more with `closed: true` when it closes).
+//
+// Limits: 50 subscriptions per connection (one more is
+// `RATE_LIMITED`); a second book subscription of the same pair is a
+// duplicate whatever its depth. The server pings every 15 s and drops
+// a peer that has not answered within 45 s; a client more than 1000
+// messages behind is closed with status 1008 and a reason, as is a stream
+// whose client key is revoked or exchange key removed (at the next ping).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/stream (the `Stream` operationId).
+func (c *ClientWithResponses) StreamWithResponse(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*StreamResponse, error) {
+	rsp, err := c.Stream(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamResponse(rsp)
 }
 
 // AccountBalanceWithResponse Balances of the account.
@@ -11860,6 +12270,205 @@ func ParseRecentOrdersResponse(rsp *http.Response) (*RecentOrdersResponse, error
 			headers.XRequestID = &value
 		}
 		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamResponse parses an HTTP response from a StreamWithResponse call
+func ParseStreamResponse(rsp *http.Response) (*StreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 101:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers StreamResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StreamResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers StreamResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers StreamResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers StreamResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StreamResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers StreamResponse501Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 503:
+		var headers StreamResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,6 +32,10 @@ type Signer struct {
 	APIKey, Secret, ExchangeKey string
 	// Now is the clock of the timestamps; nil means time.Now.
 	Now func() time.Time
+	// last keeps the timestamps strictly increasing: two identical
+	// requests in one millisecond would otherwise carry one signature,
+	// and the gateway refuses the second as a replay.
+	last atomic.Int64
 }
 
 // Edit signs req; it is an oapitest.RequestEditorFn.
@@ -44,10 +49,17 @@ func (s *Signer) Edit(_ context.Context, req *http.Request) error {
 }
 
 func (s *Signer) now() int64 {
+	now := time.Now().UnixMilli()
 	if s.Now != nil {
-		return s.Now().UnixMilli()
+		now = s.Now().UnixMilli()
 	}
-	return time.Now().UnixMilli()
+	for {
+		last := s.last.Load()
+		ts := max(now, last+1)
+		if s.last.CompareAndSwap(last, ts) {
+			return ts
+		}
+	}
 }
 
 func (s *Signer) sign(params string) string {

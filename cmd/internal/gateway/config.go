@@ -80,6 +80,9 @@ type Config struct {
 	// NoAudit leaves the audit trail out; no flag sets it (bench compare
 	// --overhead measures what the audit costs).
 	NoAudit bool
+	// Adapters replace the adapters of those exchange names; no flag sets
+	// it (bench fanout streams from a synthetic exchange).
+	Adapters map[string]exgate.Exchange
 	// envErrs are the environment variables whose values could not be
 	// read; Validate reports them rather than running on a default.
 	envErrs []error

@@ -31,6 +31,7 @@ import (
 	"github.com/exgate/exgate/localstate"
 	"github.com/exgate/exgate/metrics"
 	"github.com/exgate/exgate/redis"
+	"github.com/exgate/exgate/stream"
 )
 
 // State is what instances must share: in process by default, in
@@ -134,6 +135,9 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 			WSURL: cfg.GateioWSURL, WSPingInterval: cfg.GateioWSPing,
 		}),
 	}
+	for name, ex := range cfg.Adapters {
+		adapters[name] = ex
+	}
 	exchanges := make(map[string]exgate.Exchange, len(adapters))
 	for name, ex := range adapters {
 		if cfg.Coalesce {
@@ -162,6 +166,12 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 	if cfg.NoAudit {
 		audit = nil
 	}
+	// One stream hub for the instance: one upstream subscription per
+	// exchange, channel and pair however many clients listen.
+	// A key revoked or removed while a stream is open ends the stream at
+	// its next ping.
+	hub := stream.New(stream.Options{Exchanges: exchanges, Journal: jr, Logger: log,
+		Revalidate: func(ctx context.Context, cred exgate.Credential) error { return stillValid(ctx, st, cred) }})
 	srv := httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
@@ -183,8 +193,29 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 		Metrics:        observer,
 		OpenAPI:        api.Spec(),
 		Logger:         log,
+		Stream:         hub,
 	})
 	return srv, jr, exchanges
+}
+
+// stillValid reports whether a stream's client key is active and its
+// exchange key still the same credential. A store that cannot be read
+// keeps the stream: only a definite answer ends it.
+func stillValid(ctx context.Context, st exgate.Store, cred exgate.Credential) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	k, err := st.ClientKey(ctx, cred.ClientAPIKey)
+	if err == nil && !k.Active() {
+		return errors.New("the client key was revoked")
+	}
+	if errors.Is(err, exgate.ErrNotFound) {
+		return errors.New("the client key is gone")
+	}
+	c, err := st.Credential(ctx, cred.ClientAPIKey, cred.Name)
+	if errors.Is(err, exgate.ErrNotFound) || (err == nil && c.ID != cred.ID) {
+		return errors.New("the exchange key was removed or replaced")
+	}
+	return nil
 }
 
 // newUpstreamClient is the HTTP client of one exchange adapter: connections

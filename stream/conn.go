@@ -1,0 +1,273 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/exgate/exgate"
+)
+
+// conn is one client's WebSocket: a reader handling requests, a writer
+// draining the outbound queue, a pinger.
+type conn struct {
+	hub  *Hub
+	ws   wsConn
+	cred exgate.Credential
+
+	mu    sync.Mutex
+	queue [][]byte
+	spare [][]byte
+	// closeCode and closeReason are set when the connection must close
+	// (a client too far behind); the writer closes it.
+	closeCode   websocket.StatusCode
+	closeReason string
+	wake        chan struct{}
+	subs        map[subKey]*subscription
+	ended       bool
+}
+
+func newConn(h *Hub, ws wsConn, cred exgate.Credential) *conn {
+	return &conn{hub: h, ws: ws, cred: cred, wake: make(chan struct{}, 1), subs: map[subKey]*subscription{}}
+}
+
+// enqueue queues msg for the writer; a client with QueueLimit messages
+// pending is closed with 1008 instead.
+func (c *conn) enqueue(msg []byte) {
+	c.mu.Lock()
+	if c.ended || c.closeReason != "" {
+		c.mu.Unlock()
+		return
+	}
+	if len(c.queue) >= c.hub.opts.QueueLimit {
+		c.mu.Unlock()
+		c.closeWith(websocket.StatusPolicyViolation, fmt.Sprintf("more than %d messages pending: the client reads too slowly", c.hub.opts.QueueLimit))
+		return
+	}
+	c.queue = append(c.queue, msg)
+	c.mu.Unlock()
+	c.wakeWriter()
+}
+
+// closeWith has the writer drop what is queued and close the connection
+// with code and reason once its current write is done.
+func (c *conn) closeWith(code websocket.StatusCode, reason string) {
+	c.mu.Lock()
+	if c.closeReason == "" {
+		c.closeCode, c.closeReason = code, reason
+		c.queue = nil
+	}
+	c.mu.Unlock()
+	c.wakeWriter()
+}
+
+func (c *conn) wakeWriter() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *conn) run(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); defer cancel(); c.write(ctx) }()
+	go func() { defer wg.Done(); c.ping(ctx) }() // it ends the connection through the socket or the writer
+	c.read(ctx)
+	cancel()
+	c.mu.Lock()
+	c.ended = true
+	subs := make([]*subscription, 0, len(c.subs))
+	for _, s := range c.subs {
+		subs = append(subs, s)
+	}
+	clear(c.subs)
+	c.mu.Unlock()
+	for _, s := range subs {
+		c.hub.leave(s)
+	}
+	_ = c.ws.CloseNow()
+	wg.Wait()
+}
+
+func (c *conn) write(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		}
+		c.mu.Lock()
+		batch := c.queue
+		c.queue = c.spare[:0]
+		code, reason := c.closeCode, c.closeReason
+		c.mu.Unlock()
+		// One deadline for the batch: a timer per frame costs more
+		// than the frame's write at 1000 clients.
+		wctx, cancel := context.WithTimeout(ctx, c.hub.opts.WriteTimeout)
+		for i, msg := range batch {
+			err := c.ws.Write(wctx, websocket.MessageText, msg)
+			batch[i] = nil
+			if err != nil {
+				cancel()
+				_ = c.ws.CloseNow()
+				return
+			}
+		}
+		cancel()
+		c.mu.Lock()
+		if cap(batch) <= 4*c.hub.opts.QueueLimit {
+			c.spare = batch[:0]
+		}
+		c.mu.Unlock()
+		if reason != "" {
+			c.hub.log.InfoContext(ctx, "stream: closing a slow client", "apiKey", c.cred.ClientAPIKey, "reason", reason)
+			_ = c.ws.Close(code, reason)
+			return
+		}
+	}
+}
+
+// ping pings every PingInterval and drops a peer that has not answered
+// within PongTimeout.
+func (c *conn) ping(ctx context.Context) {
+	t := time.NewTicker(c.hub.opts.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if check := c.hub.opts.Revalidate; check != nil {
+			if err := check(ctx, c.cred); err != nil {
+				c.hub.log.InfoContext(ctx, "stream: closing a connection whose key no longer stands", "apiKey", c.cred.ClientAPIKey, "err", err)
+				c.closeWith(websocket.StatusPolicyViolation, "the API key or the exchange key was revoked or removed")
+				return
+			}
+		}
+		pctx, cancel := context.WithTimeout(ctx, c.hub.opts.PongTimeout)
+		err := c.ws.Ping(pctx)
+		cancel()
+		if err != nil {
+			_ = c.ws.CloseNow()
+			return
+		}
+	}
+}
+
+func (c *conn) read(ctx context.Context) {
+	for {
+		typ, frame, err := c.ws.Read(ctx)
+		if err != nil {
+			return
+		}
+		if typ != websocket.MessageText {
+			c.send(errorOf(Request{}, exgate.Errorf(exgate.CodeInvalidParameter, "frames must be JSON text frames, not binary")))
+			continue
+		}
+		c.handle(ctx, frame)
+	}
+}
+
+func (c *conn) send(a ack) { c.enqueue(encodeAck(a)) }
+
+// handle answers one client frame.
+func (c *conn) handle(ctx context.Context, frame []byte) {
+	req, perr := ParseRequest(frame)
+	if perr != nil {
+		c.send(errorOf(req, perr))
+		return
+	}
+	key := req.key()
+	if req.Op == OpUnsubscribe {
+		c.mu.Lock()
+		sub, ok := c.subs[key]
+		delete(c.subs, key)
+		c.mu.Unlock()
+		if !ok {
+			c.send(errorOf(req, exgate.ParamError("channel", "not subscribed to this %s channel", req.Channel)))
+			return
+		}
+		c.hub.leave(sub)
+		c.send(ackOf(OpUnsubscribed, req))
+		return
+	}
+	c.mu.Lock()
+	_, dup := c.subs[key]
+	n := len(c.subs)
+	c.mu.Unlock()
+	switch {
+	case dup:
+		c.send(errorOf(req, exgate.ParamError("channel", "already subscribed to this %s channel; unsubscribe first to change it", req.Channel)))
+		return
+	case n >= c.hub.opts.MaxSubscriptions:
+		c.send(errorOf(req, exgate.Errorf(exgate.CodeRateLimited, "a connection holds at most %d subscriptions", c.hub.opts.MaxSubscriptions)))
+		return
+	}
+	ex, ok := c.hub.opts.Exchanges[c.cred.Exchange]
+	if !ok {
+		c.send(errorOf(req, exgate.Errorf(exgate.CodeExchangeUnavailable, "exchange %q is not enabled on this gateway", c.cred.Exchange)))
+		return
+	}
+	st, ok := exgate.AsStreamer(ex)
+	if !ok {
+		c.send(errorOf(req, exgate.Errorf(exgate.CodeNotImplemented, "streams are not available on %s through this gateway yet", c.cred.Exchange)))
+		return
+	}
+	if req.Channel != ChannelOrders {
+		if err := c.checkSymbol(ctx, ex, req.Symbol); err != nil {
+			c.send(errorOf(req, err))
+			return
+		}
+	}
+	sub := &subscription{c: c, req: req}
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return
+	}
+	c.subs[key] = sub
+	c.mu.Unlock()
+	c.send(ackOf(OpSubscribed, req))
+	c.hub.join(sub, st)
+}
+
+// checkSymbol refuses a pair the exchange does not list, naming the
+// inverse pair when that one is listed (docs/contract.md 2.3), when the
+// adapter can list its markets; otherwise the Watch refuses it.
+func (c *conn) checkSymbol(ctx context.Context, ex exgate.Exchange, sym exgate.Symbol) *exgate.Error {
+	om, ok := exgate.AsOrderManager(ex)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.hub.opts.SymbolTimeout)
+	defer cancel()
+	list, err := om.Symbols(ctx, c.cred, exgate.SymbolFilter{Symbol: sym})
+	if e, ok := errors.AsType[*exgate.Error](err); ok && e.Code == exgate.CodeUnknownSymbol {
+		return e
+	}
+	if err != nil || len(list) > 0 {
+		return nil // the Watch will tell
+	}
+	inv, err := om.Symbols(ctx, c.cred, exgate.SymbolFilter{Symbol: sym.Inverse()})
+	if err == nil && len(inv) > 0 {
+		return exgate.Errorf(exgate.CodeUnknownSymbol, "%s is not listed on %s; it lists %s", sym, c.cred.Exchange, sym.Inverse())
+	}
+	return exgate.Errorf(exgate.CodeUnknownSymbol, "%s is not listed on %s", sym, c.cred.Exchange)
+}
+
+// dropped ends sub after its upstream failed for good, telling the client.
+func (c *conn) dropped(sub *subscription, e *exgate.Error) {
+	c.mu.Lock()
+	if c.subs[sub.req.key()] == sub {
+		delete(c.subs, sub.req.key())
+	}
+	c.mu.Unlock()
+	c.send(errorOf(sub.req, e))
+}

@@ -1,0 +1,482 @@
+// Package stream is the hub of GET /v1/stream (docs/contract.md 2.5): it
+// holds one upstream subscription (an exgate.Streamer Watch call) per
+// exchange, channel and pair (and interval) for the market channels and
+// one per exchange credential for orders, however many clients of this
+// instance listen, and fans each out to every client's WebSocket.
+//
+// The hub starts a Watch with its first subscriber and cancels it when
+// the last one leaves. A Watch that fails with an *exgate.Error (the key
+// refused, an unknown symbol) ends its subscriptions with that error; any
+// other failure is retried with backoff. Each client has an outbound
+// queue; a client more than QueueLimit messages behind is closed with
+// status 1008. Book snapshots are cut to each subscription's depth and
+// paced to exgate.StreamBookRate a second, the latest snapshot winning.
+// Order updates go through the journal (OrderJournal) before they reach
+// the clients, so that GET /v1/order learns of fills without polling.
+package stream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/exgate/exgate"
+)
+
+// Defaults of Options (docs/contract.md 2.5).
+const (
+	DefaultPingInterval = 15 * time.Second
+	DefaultPongTimeout  = 45 * time.Second
+	DefaultQueueLimit   = 1000
+	// DefaultMaxSubscriptions is how many subscriptions one connection
+	// may hold; one more is refused with RATE_LIMITED.
+	DefaultMaxSubscriptions = 50
+	DefaultWriteTimeout     = 10 * time.Second
+)
+
+// OrderJournal is where the hub reports every order update before it
+// fans it out: the journal records it (an order placed through the
+// gateway learns of its fills without a read of the exchange) and returns
+// the order as the client knows it (the gateway's id and the client's
+// clientOrderId, or the exchange's id for an order placed elsewhere).
+type OrderJournal interface {
+	StreamedOrder(ctx context.Context, cred exgate.Credential, o exgate.Order) exgate.Order
+}
+
+// Clock is the hub's time: book pacing waits on it. Tests use a fake.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f in its own goroutine after d; stop cancels that
+	// call if it has not started.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
+// Options configures a Hub. Exchanges is required.
+type Options struct {
+	// Exchanges are the adapters by name; one whose adapter lacks
+	// exgate.Streamer answers NOT_IMPLEMENTED.
+	Exchanges map[string]exgate.Exchange
+	// Journal, when set, hears of every order update first.
+	Journal OrderJournal
+	Logger  *slog.Logger
+	Clock   Clock
+	// PingInterval and PongTimeout: the server pings every PingInterval
+	// and drops a peer that has not answered a ping within PongTimeout.
+	PingInterval time.Duration
+	PongTimeout  time.Duration
+	// QueueLimit is the most messages a client may have pending; one
+	// more closes it with status 1008.
+	QueueLimit int
+	// MaxSubscriptions per connection.
+	MaxSubscriptions int
+	// WriteTimeout bounds the write of the frames queued for a client
+	// at one time.
+	WriteTimeout time.Duration
+	// Backoff is the wait before the n-th (from 1) restart of a Watch
+	// that failed; default 1 s doubling to 30 s, with ±20% jitter.
+	Backoff func(n int) time.Duration
+	// SymbolTimeout bounds the check that a subscribed pair is listed.
+	SymbolTimeout time.Duration
+	// Revalidate, when set, is asked at every ping whether the
+	// connection's client key and exchange key still stand; an error
+	// closes the connection with 1008, so that a key revoked or removed
+	// while a stream is open stops within PingInterval.
+	Revalidate func(ctx context.Context, cred exgate.Credential) error
+}
+
+// Hub fans upstream subscriptions out to WebSocket clients. It is safe
+// for concurrent use.
+type Hub struct {
+	opts  Options
+	log   *slog.Logger
+	clock Clock
+
+	mu     sync.Mutex
+	topics map[topicKey]*topic
+	// watches counts the Watch calls started, for tests and the bench.
+	watches int
+}
+
+// New returns a hub.
+func New(opts Options) *Hub {
+	h := &Hub{opts: opts, log: opts.Logger, clock: opts.Clock, topics: map[topicKey]*topic{}}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.clock == nil {
+		h.clock = realClock{}
+	}
+	o := &h.opts
+	if o.PingInterval <= 0 {
+		o.PingInterval = DefaultPingInterval
+	}
+	if o.PongTimeout <= 0 {
+		o.PongTimeout = DefaultPongTimeout
+	}
+	if o.QueueLimit <= 0 {
+		o.QueueLimit = DefaultQueueLimit
+	}
+	if o.MaxSubscriptions <= 0 {
+		o.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.Backoff == nil {
+		o.Backoff = defaultBackoff
+	}
+	if o.SymbolTimeout <= 0 {
+		o.SymbolTimeout = 10 * time.Second
+	}
+	return h
+}
+
+func defaultBackoff(n int) time.Duration {
+	d := time.Second
+	for i := 1; i < n && d < 30*time.Second; i++ {
+		d *= 2
+	}
+	d = min(d, 30*time.Second)
+	return d + time.Duration(rand.Int64N(int64(d)*2/5)) - d/5
+}
+
+// Watches returns how many upstream Watch calls the hub has started.
+func (h *Hub) Watches() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.watches
+}
+
+// Topics returns how many upstream subscriptions are live.
+func (h *Hub) Topics() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.topics)
+}
+
+// Serve upgrades the request to a WebSocket and serves the client of cred
+// until the connection ends. The caller has authenticated the handshake.
+func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, cred exgate.Credential) {
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		return // Accept has answered
+	}
+	ws.SetReadLimit(maxFrame + 512)
+	// The request's context ends with the handler's deadline; the
+	// connection lives on its own.
+	h.ServeConn(context.WithoutCancel(r.Context()), ws, cred)
+}
+
+// wsConn is the part of *websocket.Conn a connection uses.
+type wsConn interface {
+	Read(ctx context.Context) (websocket.MessageType, []byte, error)
+	Write(ctx context.Context, typ websocket.MessageType, p []byte) error
+	Ping(ctx context.Context) error
+	Close(code websocket.StatusCode, reason string) error
+	CloseNow() error
+}
+
+// ServeConn serves an accepted WebSocket until it ends or ctx does.
+func (h *Hub) ServeConn(ctx context.Context, ws wsConn, cred exgate.Credential) {
+	c := newConn(h, ws, cred)
+	c.run(ctx)
+}
+
+// topicKey names one upstream subscription.
+type topicKey struct {
+	exchange string
+	channel  string
+	sym      exgate.Symbol
+	iv       exgate.Interval
+	// The credential, for orders only.
+	apiKey string
+	credID int64
+}
+
+// topic is one upstream subscription and its subscribers.
+type topic struct {
+	hub    *Hub
+	key    topicKey
+	cred   exgate.Credential
+	st     exgate.Streamer
+	cancel context.CancelFunc
+
+	mu   sync.Mutex
+	subs map[*subscription]struct{}
+	done bool
+	// The latest state, for a subscriber that joins later: the book and
+	// its encodings by depth, the current kline's message, the open
+	// orders' messages by id.
+	book     *bookState
+	latest   *bookState
+	pace     *pacer
+	kline    []byte
+	open     map[string][]byte
+	openList []string
+}
+
+type bookState struct {
+	book exgate.OrderBook
+	at   int64
+	enc  map[int][]byte
+}
+
+// message returns the book message cut to depth, encoded once per depth.
+func (b *bookState) message(sym exgate.Symbol, depth int) []byte {
+	if m, ok := b.enc[depth]; ok {
+		return m
+	}
+	m, err := json.Marshal(bookMessage{Channel: ChannelBook, Asset1: sym.Base, Asset2: sym.Quote, Data: cut(b.book, depth), Time: b.at})
+	if err != nil {
+		return nil
+	}
+	b.enc[depth] = m
+	return m
+}
+
+// subscription is one client's subscription to a topic.
+type subscription struct {
+	c     *conn
+	req   Request
+	topic *topic
+}
+
+func (s *subscription) deliver(msg []byte) { s.c.enqueue(msg) }
+
+// join adds sub to its topic, starting the upstream subscription for the
+// first subscriber, and sends it the latest state.
+func (h *Hub) join(sub *subscription, st exgate.Streamer) {
+	c := sub.c
+	key := topicKey{exchange: c.cred.Exchange, channel: sub.req.Channel, sym: sub.req.Symbol, iv: sub.req.Interval}
+	if key.channel == ChannelOrders {
+		key.apiKey, key.credID = c.cred.ClientAPIKey, c.cred.ID
+	}
+	h.mu.Lock()
+	t, ok := h.topics[key]
+	if !ok {
+		ctx, cancel := context.WithCancel(context.Background())
+		t = &topic{hub: h, key: key, cred: c.cred, st: st, cancel: cancel, subs: map[*subscription]struct{}{}, open: map[string][]byte{}}
+		if key.channel == ChannelBook {
+			t.pace = newPacer(h.clock, t.releaseLatest)
+		}
+		h.topics[key] = t
+		h.watches++
+		go t.run(ctx)
+	}
+	t.mu.Lock()
+	h.mu.Unlock()
+	sub.topic = t
+	t.subs[sub] = struct{}{}
+	switch {
+	case t.book != nil:
+		sub.deliver(t.book.message(key.sym, sub.req.Depth))
+	case t.kline != nil:
+		sub.deliver(t.kline)
+	}
+	for _, id := range t.openList {
+		sub.deliver(t.open[id])
+	}
+	t.mu.Unlock()
+}
+
+// leave removes sub from its topic, stopping the upstream subscription
+// with the last subscriber.
+func (h *Hub) leave(sub *subscription) {
+	t := sub.topic
+	if t == nil {
+		return
+	}
+	h.mu.Lock()
+	t.mu.Lock()
+	delete(t.subs, sub)
+	if len(t.subs) == 0 && !t.done {
+		t.done = true
+		if h.topics[t.key] == t {
+			delete(h.topics, t.key)
+		}
+		t.stop()
+	}
+	t.mu.Unlock()
+	h.mu.Unlock()
+}
+
+// run holds the upstream subscription until ctx ends, restarting a Watch
+// that returns with backoff; an *exgate.Error ends the topic.
+func (t *topic) run(ctx context.Context) {
+	failures := 0
+	for {
+		emitted := false
+		err := t.watch(ctx, &emitted)
+		if ctx.Err() != nil {
+			return
+		}
+		if e, ok := errors.AsType[*exgate.Error](err); ok {
+			t.fail(e)
+			return
+		}
+		if emitted {
+			failures = 0
+		}
+		failures++
+		wait := t.hub.opts.Backoff(failures)
+		t.hub.log.WarnContext(ctx, "stream: upstream subscription ended; restarting",
+			"exchange", t.key.exchange, "channel", t.key.channel, "pair", t.key.sym.String(), "in", wait, "err", err)
+		tm := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			tm.Stop()
+			return
+		case <-tm.C:
+		}
+	}
+}
+
+func (t *topic) watch(ctx context.Context, emitted *bool) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = errors.New("stream: the adapter's Watch panicked")
+			t.hub.log.ErrorContext(ctx, "stream: Watch panicked", "exchange", t.key.exchange, "panic", v)
+		}
+	}()
+	switch t.key.channel {
+	case ChannelOrders:
+		return t.st.WatchOrders(ctx, t.cred, func(o exgate.Order) { *emitted = true; t.order(ctx, o) })
+	case ChannelBook:
+		return t.st.WatchBook(ctx, t.cred, t.key.sym, func(b exgate.OrderBook) { *emitted = true; t.bookUpdate(b) })
+	default:
+		return t.st.WatchKlines(ctx, t.cred, t.key.sym, t.key.iv, func(k exgate.KlineUpdate) { *emitted = true; t.klineUpdate(k) })
+	}
+}
+
+// fail sends e to every subscriber and ends their subscriptions.
+func (t *topic) fail(e *exgate.Error) {
+	h := t.hub
+	h.mu.Lock()
+	if h.topics[t.key] == t {
+		delete(h.topics, t.key)
+	}
+	t.mu.Lock()
+	t.done = true
+	subs := make([]*subscription, 0, len(t.subs))
+	for s := range t.subs {
+		subs = append(subs, s)
+	}
+	clear(t.subs)
+	t.mu.Unlock()
+	h.mu.Unlock()
+	t.stop()
+	for _, s := range subs {
+		s.c.dropped(s, e)
+	}
+}
+
+// stop ends the upstream subscription and the pacing.
+func (t *topic) stop() {
+	t.cancel()
+	if t.pace != nil {
+		t.pace.stop()
+	}
+}
+
+// bookUpdate takes a new book: it goes out at once when the rate allows,
+// else the pacer's timer sends the latest then (releaseLatest).
+func (t *topic) bookUpdate(b exgate.OrderBook) {
+	at := t.hub.clock.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.latest = &bookState{book: b, at: at.UnixMilli(), enc: map[int][]byte{}}
+	if t.pace.admit(at) {
+		t.release(t.latest)
+	}
+}
+
+func (t *topic) releaseLatest() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.latest != nil && t.latest != t.book && t.pace.admit(t.hub.clock.Now()) {
+		t.release(t.latest)
+	}
+}
+
+// release sends b to every subscriber, cut to its depth; a subscriber
+// that joins later starts from it.
+func (t *topic) release(b *bookState) {
+	t.book = b
+	for s := range t.subs {
+		s.deliver(b.message(t.key.sym, s.req.Depth))
+	}
+}
+
+func (t *topic) klineUpdate(k exgate.KlineUpdate) {
+	msg, err := json.Marshal(klinesMessage{Channel: ChannelKlines, Asset1: t.key.sym.Base, Asset2: t.key.sym.Quote,
+		Interval: string(t.key.iv), Data: k.Kline, Closed: k.Closed})
+	if err != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !k.Closed {
+		if bytes.Equal(msg, t.kline) {
+			return // not a change
+		}
+		t.kline = msg
+	} else {
+		t.kline = nil
+	}
+	for s := range t.subs {
+		s.deliver(msg)
+	}
+}
+
+// maxOpenKept bounds the open orders a topic keeps for late subscribers.
+const maxOpenKept = 10_000
+
+func (t *topic) order(ctx context.Context, o exgate.Order) {
+	if j := t.hub.opts.Journal; j != nil {
+		o = j.StreamedOrder(ctx, t.cred, o)
+	}
+	msg, err := json.Marshal(ordersMessage{Channel: ChannelOrders, Data: o})
+	if err != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	prev, known := t.open[o.ID]
+	if known && bytes.Equal(prev, msg) {
+		return // the same state again (after a reconnect)
+	}
+	if o.Status.Final() {
+		if known {
+			delete(t.open, o.ID)
+			for i, id := range t.openList {
+				if id == o.ID {
+					t.openList = append(t.openList[:i], t.openList[i+1:]...)
+					break
+				}
+			}
+		}
+	} else if known || len(t.open) < maxOpenKept {
+		if !known {
+			t.openList = append(t.openList, o.ID)
+		}
+		t.open[o.ID] = msg
+	}
+	for s := range t.subs {
+		s.deliver(msg)
+	}
+}
