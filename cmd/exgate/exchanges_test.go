@@ -18,10 +18,24 @@ import (
 type exchangeCase struct {
 	name   string
 	envURL string
-	// start runs the fake and returns its URL, the API key and secret.
-	start      func(t *testing.T) (url, key, secret string)
+	// start runs the fake and returns it with an account's API key and
+	// secret.
+	start      func(t *testing.T) runningFake
 	withdrawal client.WithdrawRequest
 	address    [2]string // asset, network
+}
+
+// runningFake is an exchange fake as `exgate serve` is pointed at it.
+type runningFake struct {
+	url, key, secret string
+	// env points the exchange's REST and WebSocket URLs at the fake.
+	env map[string]string
+	// fill fills an open order of the account on the fake, named by the
+	// client order id the gateway sent (the gateway's order id).
+	fill func(clientOrderID string) error
+	// pauseStreams drops the fake's stream connections and refuses new
+	// ones until resume.
+	pauseStreams func() (resume func())
 }
 
 const btcAddr = "bc1qxdsh4sdd29h6ldehz0se5c61asq8cgwyjf2y3z"
@@ -29,19 +43,21 @@ const btcAddr = "bc1qxdsh4sdd29h6ldehz0se5c61asq8cgwyjf2y3z"
 var exchangeCases = []exchangeCase{
 	{
 		name: "binance", envURL: "EXGATE_BINANCE_URL",
-		start: func(t *testing.T) (string, string, string) {
+		start: func(t *testing.T) runningFake {
 			f := binancefake.New(binancefake.Options{})
 			t.Cleanup(f.Close)
 			f.AddAccount(binancefake.Account{APIKey: "bkey", Secret: "bsecret", Balances: map[string]string{"USDT": "100000", "BTC": "2"}})
 			f.AddDeposit("bkey", binancefake.Deposit{Coin: "USDT", Network: "TRX", Amount: "100", Status: 1, Address: "TN3W4H6rK2ce4vX9YnFQHwKENnHjoxb3m9", TxID: "tx1", InsertTime: time.Now().Add(-time.Hour)})
-			return f.URL, "bkey", "bsecret"
+			return runningFake{url: f.URL, key: "bkey", secret: "bsecret",
+				env: map[string]string{"EXGATE_BINANCE_URL": f.URL, "EXGATE_BINANCE_WS_URL": f.WSURL(), "EXGATE_BINANCE_WS_API_URL": f.WSURL() + "/ws-api/v3"},
+				fill: func(id string) error { return f.FillOrder("bkey", id) }, pauseStreams: f.PauseStreams}
 		},
 		withdrawal: client.WithdrawRequest{Asset: "USDT", Network: "TRX", Address: "TN3W4H6rK2ce4vX9YnFQHwKENnHjoxb3m9", Amount: "25"},
 		address:    [2]string{"BTC", "BTC"},
 	},
 	{
 		name: "kraken", envURL: "EXGATE_KRAKEN_URL",
-		start: func(t *testing.T) (string, string, string) {
+		start: func(t *testing.T) runningFake {
 			f := krakenfake.New(krakenfake.Options{})
 			t.Cleanup(f.Close)
 			secret := "a3Jha2VuLXNlY3JldC1mb3ItdGhlLWUyZS10ZXN0"
@@ -51,20 +67,24 @@ var exchangeCases = []exchangeCase{
 			}); err != nil {
 				t.Fatal(err)
 			}
-			return f.URL, "kkey", secret
+			return runningFake{url: f.URL, key: "kkey", secret: secret,
+				env:  map[string]string{"EXGATE_KRAKEN_URL": f.URL, "EXGATE_KRAKEN_WS_URL": f.WSURL, "EXGATE_KRAKEN_WS_AUTH_URL": f.WSAuthURL},
+				fill: func(id string) error { return f.FillOrder("kkey", id) }, pauseStreams: f.PauseStreams}
 		},
 		withdrawal: client.WithdrawRequest{Asset: "BTC", Network: "BTC", Address: btcAddr, Amount: "0.01"},
 		address:    [2]string{"BTC", "BTC"},
 	},
 	{
 		name: "gateio", envURL: "EXGATE_GATEIO_URL",
-		start: func(t *testing.T) (string, string, string) {
+		start: func(t *testing.T) runningFake {
 			f := gateiofake.New(gateiofake.Options{})
 			t.Cleanup(f.Close)
 			if err := f.AddAccount(gateiofake.Account{APIKey: "gkey", Secret: "gsecret", Balances: map[string]string{"USDT": "100000", "BTC": "2"}}); err != nil {
 				t.Fatal(err)
 			}
-			return f.URL, "gkey", "gsecret"
+			return runningFake{url: f.URL, key: "gkey", secret: "gsecret",
+				env:  map[string]string{"EXGATE_GATEIO_URL": f.URL, "EXGATE_GATEIO_WS_URL": f.WSURL()},
+				fill: func(id string) error { return f.FillOrder("gkey", "t-"+id) }, pauseStreams: f.PauseStreams}
 		},
 		withdrawal: client.WithdrawRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: "100"},
 		address:    [2]string{"XRP", "XRP"},
@@ -77,7 +97,8 @@ var exchangeCases = []exchangeCase{
 func TestServeEveryRouteOnEachExchange(t *testing.T) {
 	for _, ec := range exchangeCases {
 		t.Run(ec.name, func(t *testing.T) {
-			url, key, secret := ec.start(t)
+			fake := ec.start(t)
+			url, key, secret := fake.url, fake.key, fake.secret
 			env := map[string]string{"EXGATE_DATA_DIR": t.TempDir(), ec.envURL: url}
 			out, err := runCmd(t, env, "keys", "create", "--label", ec.name)
 			if err != nil {

@@ -191,8 +191,10 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %w", u.flag, err))
 		}
 	}
-	if c.KrakenWSReadTimeout <= 0 {
-		errs = append(errs, errors.New("--kraken-ws-read-timeout must be positive"))
+	// Zero: the adapter's default (and the admin commands, which have no
+	// such flag).
+	if c.KrakenWSReadTimeout < 0 {
+		errs = append(errs, errors.New("--kraken-ws-read-timeout must not be negative"))
 	}
 	if c.RequestTimeout < 0 || c.MarketDataMaxAge < 0 {
 		errs = append(errs, errors.New("--request-timeout and --market-data-max-age must not be negative"))

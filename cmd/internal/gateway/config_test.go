@@ -73,7 +73,7 @@ func TestServeConfig(t *testing.T) {
 			}, ""},
 		{"Kraken stream URL not a WebSocket URL", map[string]string{"EXGATE_KRAKEN_WS_AUTH_URL": "https://ws-auth.kraken.com/v2"}, nil, nil, "--kraken-ws-auth-url"},
 		{"Kraken stream URL unparsable", nil, []string{"--kraken-ws-url", "ws://%zz"}, nil, "--kraken-ws-url"},
-		{"Kraken stream read timeout not positive", nil, []string{"--kraken-ws-read-timeout", "0s"}, nil, "--kraken-ws-read-timeout"},
+		{"Kraken stream read timeout negative", nil, []string{"--kraken-ws-read-timeout", "-1s"}, nil, "--kraken-ws-read-timeout"},
 		{"Kraken stream read timeout unparsable", map[string]string{"EXGATE_KRAKEN_WS_READ_TIMEOUT": "10"}, nil, nil, "EXGATE_KRAKEN_WS_READ_TIMEOUT"},
 	}
 	for _, tt := range tests {
