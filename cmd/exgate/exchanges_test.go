@@ -49,7 +49,7 @@ var exchangeCases = []exchangeCase{
 			f.AddAccount(binancefake.Account{APIKey: "bkey", Secret: "bsecret", Balances: map[string]string{"USDT": "100000", "BTC": "2"}})
 			f.AddDeposit("bkey", binancefake.Deposit{Coin: "USDT", Network: "TRX", Amount: "100", Status: 1, Address: "TN3W4H6rK2ce4vX9YnFQHwKENnHjoxb3m9", TxID: "tx1", InsertTime: time.Now().Add(-time.Hour)})
 			return runningFake{url: f.URL, key: "bkey", secret: "bsecret",
-				env: map[string]string{"EXGATE_BINANCE_URL": f.URL, "EXGATE_BINANCE_WS_URL": f.WSURL(), "EXGATE_BINANCE_WS_API_URL": f.WSURL() + "/ws-api/v3"},
+				env:  map[string]string{"EXGATE_BINANCE_URL": f.URL, "EXGATE_BINANCE_WS_URL": f.WSURL(), "EXGATE_BINANCE_WS_API_URL": f.WSURL() + "/ws-api/v3"},
 				fill: func(id string) error { return f.FillOrder("bkey", id) }, pauseStreams: f.PauseStreams}
 		},
 		withdrawal: client.WithdrawRequest{Asset: "USDT", Network: "TRX", Address: "TN3W4H6rK2ce4vX9YnFQHwKENnHjoxb3m9", Amount: "25"},
