@@ -150,7 +150,7 @@ func krakenVenue(t *testing.T) venue {
 				case faultStatus500:
 					return krakenfake.Fault{Status: 500, Body: "Internal Server Error"}
 				case faultDrop:
-					return krakenfake.Fault{DropBefore: true}
+					return krakenfake.Fault{Drop: true}
 				case faultDropAfter:
 					return krakenfake.Fault{DropAfter: true}
 				}

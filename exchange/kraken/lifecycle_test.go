@@ -128,7 +128,7 @@ func TestCancelOrder(t *testing.T) {
 	if _, err := e.ex.PlaceLimitOrder(ctx, e.cred, limitReq(exgate.SideBuy, "0.01", "25000", exgate.GTC, "c3")); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []krakenfake.Fault{{DropAfter: true}, {DropBefore: true}, {Status: 502, Body: "Bad Gateway"}} {
+	for _, f := range []krakenfake.Fault{{DropAfter: true}, {Drop: true}, {Status: 502, Body: "Bad Gateway"}} {
 		sent := e.srv.Requests("/0/private/CancelOrder")
 		watch(e.srv, "/0/private/CancelOrder", func(int) krakenfake.Fault { return f })
 		_, err := e.ex.CancelOrder(ctx, e.cred, exgate.CancelRequest{Symbol: btcUSDT, ClientOrderID: "c3"})

@@ -304,7 +304,7 @@ func TestOrderOutcomeUnknown(t *testing.T) {
 		processed bool
 	}{
 		{"answer lost after processing", krakenfake.Fault{DropAfter: true}, 0, true},
-		{"connection dropped before processing", krakenfake.Fault{DropBefore: true}, 0, false},
+		{"connection dropped before processing", krakenfake.Fault{Drop: true}, 0, false},
 		{"HTTP 502 from the edge", krakenfake.Fault{Status: 502, Body: "bad gateway"}, 0, false},
 		{"HTTP 520 from the edge", krakenfake.Fault{Status: 520, Body: ""}, 0, false},
 		{"Kraken internal error", krakenfake.Fault{Status: 200, Body: `{"error":["EGeneral:Internal error"]}`}, 0, false},
@@ -364,7 +364,7 @@ func TestReadsRetried(t *testing.T) {
 	t.Run("dropped connection then success", func(t *testing.T) {
 		e := newEnv(t, krakenfake.Options{}, nil)
 		watch(e.srv, "/0/private/BalanceEx", func(n int) krakenfake.Fault {
-			return krakenfake.Fault{DropBefore: n == 1}
+			return krakenfake.Fault{Drop: n == 1}
 		})
 		if _, err := e.ex.Balances(t.Context(), e.cred); err != nil {
 			t.Fatal(err)

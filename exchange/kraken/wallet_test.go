@@ -342,7 +342,7 @@ func TestQueryWithdrawal(t *testing.T) {
 	})
 	t.Run("lost before processing: not found", func(t *testing.T) {
 		e := newEnv(t, krakenfake.Options{}, nil)
-		watch(e.srv, "/0/private/Withdraw", func(int) krakenfake.Fault { return krakenfake.Fault{DropBefore: true} })
+		watch(e.srv, "/0/private/Withdraw", func(int) krakenfake.Fault { return krakenfake.Fault{Drop: true} })
 		req := btcReq()
 		_, err := e.ex.Withdraw(t.Context(), e.cred, req)
 		wantCode(t, err, exgate.CodeExchangeTimeout)

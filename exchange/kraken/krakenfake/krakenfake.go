@@ -34,6 +34,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/exgate/exgate/exchange/internal/fakehttp"
 	"github.com/exgate/exgate/exchange/internal/fakews"
 )
 
@@ -57,21 +58,9 @@ type Options struct {
 	Heartbeat time.Duration
 }
 
-// Fault is what the fault hook makes the server do with a request.
-type Fault struct {
-	// Delay holds the request this long (or until the client gives up)
-	// before anything else.
-	Delay time.Duration
-	// Status, when not 0, answers with this HTTP status and Body instead
-	// of processing the request.
-	Status int
-	Body   string
-	// DropBefore closes the connection without processing the request.
-	DropBefore bool
-	// DropAfter processes the request, then closes the connection without
-	// answering (accepted, answer lost).
-	DropAfter bool
-}
+// Fault is what the fault hook makes the server do with a request
+// (fakehttp.Fault).
+type Fault = fakehttp.Fault
 
 // Account is a Kraken account of the fake.
 type Account struct {
@@ -122,9 +111,8 @@ type Server struct {
 	pairs    []*Pair
 	books    map[string]*book
 	accounts map[string]*account
-	requests map[string]int
 	refused  map[string]int
-	fault    func(*http.Request) Fault
+	faults   fakehttp.Faults
 	hold     bool
 	seq      int
 	tradeSeq int
@@ -174,7 +162,6 @@ func New(opts Options) *Server {
 		pairs:        defaultPairs(),
 		books:        make(map[string]*book),
 		accounts:     make(map[string]*account),
-		requests:     make(map[string]int),
 		refused:      make(map[string]int),
 		heartbeat:    opts.Heartbeat,
 		clients:      make(map[*wsClient]struct{}),
@@ -265,17 +252,13 @@ func SeedDeposits(now time.Time) []Deposit {
 
 // SetFault installs a hook consulted for every request (nil removes it).
 func (s *Server) SetFault(f func(*http.Request) Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fault = f
+	s.faults.SetHook(f)
 }
 
 // Requests returns how many requests reached path (e.g.
 // "/0/private/AddOrder"), faulted ones included.
 func (s *Server) Requests(path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests[path]
+	return s.faults.Requests(path)
 }
 
 // Refused returns how many private calls were answered with the Kraken
@@ -405,49 +388,16 @@ func (s *Server) SetBook(pairKey string, bids, asks []Level) {
 // withFaults counts requests and applies the fault hook.
 func (s *Server) withFaults(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.requests[r.URL.Path]++
-		hook := s.fault
-		s.mu.Unlock()
-		var f Fault
-		if hook != nil {
-			f = hook(r)
-		}
-		if f.Delay > 0 {
-			t := time.NewTimer(f.Delay)
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				t.Stop()
-				return
-			}
-		}
+		f, done := s.faults.Before(w, r, "application/json")
 		switch {
-		case f.DropBefore:
-			drop(w)
-		case f.Status != 0:
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(f.Status)
-			io.WriteString(w, f.Body)
+		case done:
 		case f.DropAfter:
 			next.ServeHTTP(httptest.NewRecorder(), r)
-			drop(w)
+			fakehttp.Drop(w)
 		default:
 			next.ServeHTTP(w, r)
 		}
 	})
-}
-
-// drop closes the client connection without an answer.
-func drop(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic("krakenfake: connection cannot be hijacked")
-	}
-	conn, _, err := hj.Hijack()
-	if err == nil {
-		conn.Close()
-	}
 }
 
 // reply writes Kraken's envelope.
