@@ -143,6 +143,21 @@ type wsRead struct {
 }
 
 // dial connects to url; the connection lives until close or ctx ends.
+// dialPair looks sym up among the markets and connects to the public
+// WebSocket, for a market channel of that pair.
+func (e *Exchange) dialPair(ctx context.Context, sym exgate.Symbol) (*market, *wsConn, error) {
+	m, err := e.loadMarkets(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	mk, err := m.market(sym)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := e.dial(ctx, e.ws.url)
+	return mk, c, err
+}
+
 func (e *Exchange) dial(ctx context.Context, url string) (*wsConn, error) {
 	hctx, cancel := context.WithTimeout(ctx, wsHandshakeTimeout)
 	defer cancel()

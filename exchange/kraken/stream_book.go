@@ -111,15 +111,7 @@ func checksumField(s string) string {
 // new snapshot; nothing is emitted until it arrives.
 func (e *Exchange) WatchBook(ctx context.Context, _ exgate.Credential, sym exgate.Symbol, emit func(exgate.OrderBook)) error {
 	return e.run(ctx, "book "+sym.String(), func(ctx context.Context, s *wsstream.Session) error {
-		m, err := e.loadMarkets(ctx)
-		if err != nil {
-			return err
-		}
-		mk, err := m.market(sym)
-		if err != nil {
-			return err
-		}
-		c, err := e.dial(ctx, e.ws.url)
+		mk, c, err := e.dialPair(ctx, sym)
 		if err != nil {
 			return err
 		}

@@ -133,15 +133,7 @@ func (e *Exchange) WatchKlines(ctx context.Context, _ exgate.Credential, sym exg
 	}
 	t := &klineTracker{emit: emit, lastClosed: -1}
 	return e.run(ctx, "ohlc "+sym.String()+" "+string(iv), func(ctx context.Context, s *wsstream.Session) error {
-		m, err := e.loadMarkets(ctx)
-		if err != nil {
-			return err
-		}
-		mk, err := m.market(sym)
-		if err != nil {
-			return err
-		}
-		c, err := e.dial(ctx, e.ws.url)
+		mk, c, err := e.dialPair(ctx, sym)
 		if err != nil {
 			return err
 		}
