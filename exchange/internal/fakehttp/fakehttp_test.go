@@ -4,18 +4,19 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 )
 
 func TestFaults(t *testing.T) {
 	var f Faults
-	processed := 0
+	var processed atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fault, done := f.Before(w, r, "application/json")
 		if done {
 			return
 		}
-		processed++
+		processed.Add(1)
 		if fault.DropAfter {
 			Drop(w)
 			return
@@ -38,7 +39,7 @@ func TestFaults(t *testing.T) {
 		status    int
 		body      string
 		dropped   bool
-		processed int
+		processed int32
 	}{
 		{"none", Fault{}, 200, "ok", false, 1},
 		{"canned answer", Fault{Status: 503, Body: `{"e":1}`, Header: map[string]string{"Retry-After": "1"}}, 503, `{"e":1}`, false, 0},
@@ -47,7 +48,7 @@ func TestFaults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			processed = 0
+			processed.Store(0)
 			f.SetHook(func(r *http.Request) Fault {
 				if r.URL.Path == "/faulty" {
 					return tc.fault
@@ -55,9 +56,9 @@ func TestFaults(t *testing.T) {
 				return Fault{}
 			})
 			status, body, err := get("/faulty")
-			if tc.dropped != (err != nil) || status != tc.status || body != tc.body || processed != tc.processed {
+			if n := processed.Load(); tc.dropped != (err != nil) || status != tc.status || body != tc.body || n != tc.processed {
 				t.Errorf("got %d %q, err %v, processed %d; want %d %q, dropped %v, processed %d",
-					status, body, err, processed, tc.status, tc.body, tc.dropped, tc.processed)
+					status, body, err, n, tc.status, tc.body, tc.dropped, tc.processed)
 			}
 		})
 	}
