@@ -120,6 +120,11 @@ func (m *Metrics) ObserveRequest(route, exchange string, status int, d time.Dura
 	}
 	code := strconv.Itoa(status)
 	m.requests.WithLabelValues(route, exchange, code).Inc()
+	if status == http.StatusSwitchingProtocols {
+		// A stream's handshake: d is the connection's lifetime, not a
+		// request's latency (exgate_stream_* count the streams).
+		return
+	}
 	m.latency.WithLabelValues(route, exchange, code).Observe(d.Seconds())
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/exgate/exgate/localstate"
 	"github.com/exgate/exgate/metrics"
+	"github.com/exgate/exgate/stream"
 )
 
 func TestEndpointClass(t *testing.T) {
@@ -253,5 +254,45 @@ func TestHeadroom(t *testing.T) {
 	k := got["kraken"]
 	if k.HasWeight || k.Refused != 2 || k.Waited != 0 {
 		t.Errorf("kraken headroom = %+v", k)
+	}
+}
+
+// fakeHub reports fixed stream stats.
+type fakeHub struct{ st stream.Stats }
+
+func (h fakeHub) Stats() stream.Stats { return h.st }
+
+func TestStreams(t *testing.T) {
+	m := metrics.New()
+	m.Streams(fakeHub{stream.Stats{
+		Connections: 3, Watchers: 1,
+		Topics: []stream.TopicStats{
+			{Exchange: "binance", Channel: "book", Subscribers: 2},
+			{Exchange: "binance", Channel: "book", Subscribers: 1},
+			{Exchange: "sim", Channel: "orders", Subscribers: 1},
+		},
+		Restarts:   []stream.RestartStats{{Exchange: "kraken", Channel: "klines", Restarts: 4}},
+		SlowClosed: 2,
+	}})
+	// A stream's handshake counts as a request (101) but its lifetime
+	// is no latency.
+	m.ObserveRequest("GET /v1/stream", "binance", 101, time.Hour)
+	got := scrape(t, m)
+	for _, s := range []string{
+		`exgate_stream_connections{kind="websocket"} 3`,
+		`exgate_stream_connections{kind="in_process"} 1`,
+		`exgate_stream_subscriptions{channel="book",exchange="binance"} 3`,
+		`exgate_stream_upstreams{channel="book",exchange="binance"} 2`,
+		`exgate_stream_subscriptions{channel="orders",exchange="sim"} 1`,
+		`exgate_stream_upstream_restarts_total{channel="klines",exchange="kraken"} 4`,
+		`exgate_stream_slow_closes_total 2`,
+		`exgate_http_requests_total{exchange="binance",route="GET /v1/stream",status="101"} 1`,
+	} {
+		if !strings.Contains(got, s+"\n") {
+			t.Errorf("no %s in:\n%s", s, got)
+		}
+	}
+	if h := grep(got, `exgate_http_request_duration_seconds_count{exchange="binance",route="GET /v1/stream"`); h != "" {
+		t.Errorf("a stream's lifetime in the latency histogram: %s", h)
 	}
 }

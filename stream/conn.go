@@ -45,6 +45,7 @@ func (c *conn) enqueue(msg []byte) {
 	}
 	if len(c.queue) >= c.hub.opts.QueueLimit {
 		c.mu.Unlock()
+		c.hub.slowClosed.Add(1)
 		c.closeWith(websocket.StatusPolicyViolation, fmt.Sprintf("more than %d messages pending: the client reads too slowly", c.hub.opts.QueueLimit))
 		return
 	}
@@ -221,12 +222,12 @@ func (c *conn) handle(ctx context.Context, frame []byte) {
 		return
 	}
 	if req.Channel != ChannelOrders {
-		if err := c.checkSymbol(ctx, ex, req.Symbol); err != nil {
+		if err := c.hub.checkSymbol(ctx, ex, c.cred, req.Symbol); err != nil {
 			c.send(errorOf(req, err))
 			return
 		}
 	}
-	sub := &subscription{c: c, req: req}
+	sub := &subscription{to: c, cred: c.cred, req: req}
 	c.mu.Lock()
 	if c.ended {
 		c.mu.Unlock()
@@ -241,25 +242,25 @@ func (c *conn) handle(ctx context.Context, frame []byte) {
 // checkSymbol refuses a pair the exchange does not list, naming the
 // inverse pair when that one is listed (docs/contract.md 2.3), when the
 // adapter can list its markets; otherwise the Watch refuses it.
-func (c *conn) checkSymbol(ctx context.Context, ex exgate.Exchange, sym exgate.Symbol) *exgate.Error {
+func (h *Hub) checkSymbol(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, sym exgate.Symbol) *exgate.Error {
 	om, ok := exgate.AsOrderManager(ex)
 	if !ok {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.hub.opts.SymbolTimeout)
+	ctx, cancel := context.WithTimeout(ctx, h.opts.SymbolTimeout)
 	defer cancel()
-	list, err := om.Symbols(ctx, c.cred, exgate.SymbolFilter{Symbol: sym})
+	list, err := om.Symbols(ctx, cred, exgate.SymbolFilter{Symbol: sym})
 	if e, ok := errors.AsType[*exgate.Error](err); ok && e.Code == exgate.CodeUnknownSymbol {
 		return e
 	}
 	if err != nil || len(list) > 0 {
 		return nil // the Watch will tell
 	}
-	inv, err := om.Symbols(ctx, c.cred, exgate.SymbolFilter{Symbol: sym.Inverse()})
+	inv, err := om.Symbols(ctx, cred, exgate.SymbolFilter{Symbol: sym.Inverse()})
 	if err == nil && len(inv) > 0 {
-		return exgate.Errorf(exgate.CodeUnknownSymbol, "%s is not listed on %s; it lists %s", sym, c.cred.Exchange, sym.Inverse())
+		return exgate.Errorf(exgate.CodeUnknownSymbol, "%s is not listed on %s; it lists %s", sym, cred.Exchange, sym.Inverse())
 	}
-	return exgate.Errorf(exgate.CodeUnknownSymbol, "%s is not listed on %s", sym, c.cred.Exchange)
+	return exgate.Errorf(exgate.CodeUnknownSymbol, "%s is not listed on %s", sym, cred.Exchange)
 }
 
 // dropped ends sub after its upstream failed for good, telling the client.

@@ -24,6 +24,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -110,11 +111,18 @@ type Hub struct {
 	topics map[topicKey]*topic
 	// watches counts the Watch calls started, for tests and the bench.
 	watches int
+	// What Stats reports: connections and in-process watchers open,
+	// upstream restarts by exchange and channel, slow clients closed.
+	conns, watchers int
+	restarts        map[[2]string]uint64
+	// slowClosed is counted under a topic's lock (enqueue), which may
+	// not take mu.
+	slowClosed atomic.Uint64
 }
 
 // New returns a hub.
 func New(opts Options) *Hub {
-	h := &Hub{opts: opts, log: opts.Logger, clock: opts.Clock, topics: map[topicKey]*topic{}}
+	h := &Hub{opts: opts, log: opts.Logger, clock: opts.Clock, topics: map[topicKey]*topic{}, restarts: map[[2]string]uint64{}}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -169,6 +177,68 @@ func (h *Hub) Topics() int {
 	return len(h.topics)
 }
 
+// Stats is a snapshot of a hub, for its metrics (package metrics). Every
+// label it carries is bounded: exchange names of the gateway and the
+// three channels.
+type Stats struct {
+	// Connections are the WebSocket clients connected; Watchers the
+	// in-process subscribers (Watch: the console's market page).
+	Connections, Watchers int
+	// Topics are the upstream subscriptions live, one per exchange and
+	// channel (and pair, and credential for orders), with their
+	// subscribers.
+	Topics []TopicStats
+	// Restarts counts the upstream subscriptions restarted after a
+	// failure, by exchange and channel, since the hub began.
+	Restarts []RestartStats
+	// SlowClosed counts the clients closed for reading too slowly.
+	SlowClosed uint64
+}
+
+// TopicStats is one upstream subscription.
+type TopicStats struct {
+	Exchange, Channel string
+	Subscribers       int
+}
+
+// RestartStats counts the restarts of an exchange's channel.
+type RestartStats struct {
+	Exchange, Channel string
+	Restarts          uint64
+}
+
+// Stats returns a snapshot of the hub.
+func (h *Hub) Stats() Stats {
+	h.mu.Lock()
+	st := Stats{Connections: h.conns, Watchers: h.watchers, SlowClosed: h.slowClosed.Load()}
+	topics := make([]*topic, 0, len(h.topics))
+	for _, t := range h.topics {
+		topics = append(topics, t)
+	}
+	for k, n := range h.restarts {
+		st.Restarts = append(st.Restarts, RestartStats{Exchange: k[0], Channel: k[1], Restarts: n})
+	}
+	h.mu.Unlock()
+	for _, t := range topics {
+		t.mu.Lock()
+		st.Topics = append(st.Topics, TopicStats{Exchange: t.key.exchange, Channel: t.key.channel, Subscribers: len(t.subs)})
+		t.mu.Unlock()
+	}
+	return st
+}
+
+func (h *Hub) count(n *int, delta int) {
+	h.mu.Lock()
+	*n += delta
+	h.mu.Unlock()
+}
+
+func (h *Hub) restarted(k topicKey) {
+	h.mu.Lock()
+	h.restarts[[2]string{k.exchange, k.channel}]++
+	h.mu.Unlock()
+}
+
 // Serve upgrades the request to a WebSocket and serves the client of cred
 // until the connection ends. The caller has authenticated the handshake.
 func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, cred exgate.Credential) {
@@ -194,6 +264,8 @@ type wsConn interface {
 // ServeConn serves an accepted WebSocket until it ends or ctx does.
 func (h *Hub) ServeConn(ctx context.Context, ws wsConn, cred exgate.Credential) {
 	c := newConn(h, ws, cred)
+	h.count(&h.conns, 1)
+	defer h.count(&h.conns, -1)
 	c.run(ctx)
 }
 
@@ -249,28 +321,38 @@ func (b *bookState) message(sym exgate.Symbol, depth int) []byte {
 	return m
 }
 
-// subscription is one client's subscription to a topic.
+// sink is where a subscription's messages go: a WebSocket client (conn)
+// or an in-process watcher (Watch).
+type sink interface {
+	// enqueue queues a message; it must not block.
+	enqueue(msg []byte)
+	// dropped ends sub after its upstream failed for good.
+	dropped(sub *subscription, e *exgate.Error)
+}
+
+// subscription is one subscriber's subscription to a topic.
 type subscription struct {
-	c     *conn
+	to    sink
+	cred  exgate.Credential
 	req   Request
 	topic *topic
 }
 
-func (s *subscription) deliver(msg []byte) { s.c.enqueue(msg) }
+func (s *subscription) deliver(msg []byte) { s.to.enqueue(msg) }
 
 // join adds sub to its topic, starting the upstream subscription for the
 // first subscriber, and sends it the latest state.
 func (h *Hub) join(sub *subscription, st exgate.Streamer) {
-	c := sub.c
-	key := topicKey{exchange: c.cred.Exchange, channel: sub.req.Channel, sym: sub.req.Symbol, iv: sub.req.Interval}
+	cred := sub.cred
+	key := topicKey{exchange: cred.Exchange, channel: sub.req.Channel, sym: sub.req.Symbol, iv: sub.req.Interval}
 	if key.channel == ChannelOrders {
-		key.apiKey, key.credID = c.cred.ClientAPIKey, c.cred.ID
+		key.apiKey, key.credID = cred.ClientAPIKey, cred.ID
 	}
 	h.mu.Lock()
 	t, ok := h.topics[key]
 	if !ok {
 		ctx, cancel := context.WithCancel(context.Background())
-		t = &topic{hub: h, key: key, cred: c.cred, st: st, cancel: cancel, subs: map[*subscription]struct{}{}, open: map[string][]byte{}}
+		t = &topic{hub: h, key: key, cred: cred, st: st, cancel: cancel, subs: map[*subscription]struct{}{}, open: map[string][]byte{}}
 		if key.channel == ChannelBook {
 			t.pace = newPacer(h.clock, t.releaseLatest)
 		}
@@ -333,6 +415,7 @@ func (t *topic) run(ctx context.Context) {
 			failures = 0
 		}
 		failures++
+		t.hub.restarted(t.key)
 		wait := t.hub.opts.Backoff(failures)
 		t.hub.log.WarnContext(ctx, "stream: upstream subscription ended; restarting",
 			"exchange", t.key.exchange, "channel", t.key.channel, "pair", t.key.sym.String(), "in", wait, "err", err)
@@ -381,7 +464,7 @@ func (t *topic) fail(e *exgate.Error) {
 	h.mu.Unlock()
 	t.stop()
 	for _, s := range subs {
-		s.c.dropped(s, e)
+		s.to.dropped(s, e)
 	}
 }
 

@@ -19,7 +19,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	f := binancefake.New(binancefake.Options{})
 	t.Cleanup(f.Close)
 	f.AddAccount(binancefake.Account{APIKey: "bkey", Secret: "bsecret", Balances: map[string]string{"USDT": "100000", "BTC": "2"}})
-	env := map[string]string{"EXGATE_DATA_DIR": t.TempDir(), "EXGATE_BINANCE_URL": f.URL}
+	env := map[string]string{"EXGATE_DATA_DIR": t.TempDir(), "EXGATE_BINANCE_URL": f.URL, "EXGATE_BINANCE_WS_URL": f.WSURL()}
 	ck := createExchangeKey(t, env, "binance", "bkey", "bsecret")
 
 	logs, errc := startServer(t, env, "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
@@ -43,6 +43,26 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	if _, err := c.PlaceMarketOrder(ctx, client.MarketOrder{Asset1: "BTC", Asset2: "USDT", Side: "BUY", Quantity: "100", QuantityIn: "asset2", ClientOrderID: "m-1"}); err != nil {
 		t.Fatal(err)
+	}
+	// Two stream clients on one book: two subscribers, one upstream.
+	for range 2 {
+		s, err := c.Dial(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.Subscribe(ctx, client.Subscription{Channel: "book", Asset1: "BTC", Asset2: "USDT", Depth: 5}); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			msg, err := s.Read(ctx)
+			if err != nil || msg.Op == "error" {
+				t.Fatalf("stream: %+v %v", msg, err)
+			}
+			if msg.Book != nil {
+				break
+			}
+		}
 	}
 	resp, err := http.Get("http://" + api + "/metrics")
 	if err != nil {
@@ -70,7 +90,12 @@ func TestMetricsEndpoint(t *testing.T) {
 		`exgate_journal_intents_total{kind="order",state="submitting"} 1`,
 		`exgate_journal_intents_total{kind="order",state="final"} 1`,
 		`exgate_journal_reconcile_backlog 0`,
-		`exgate_replay_guard_signatures 1`, // the order's timestamped signature
+		`exgate_replay_guard_signatures 3`, // the order's and the two stream handshakes' timestamped signatures
+		`exgate_stream_connections{kind="websocket"} 2`,
+		`exgate_stream_connections{kind="in_process"} 0`,
+		`exgate_stream_subscriptions{channel="book",exchange="binance"} 2`,
+		`exgate_stream_upstreams{channel="book",exchange="binance"} 1`,
+		`exgate_stream_slow_closes_total 0`,
 	} {
 		if !strings.Contains(got, "\n"+s) {
 			t.Errorf("no %s in the scrape:\n%s", s, exgateLines(got))

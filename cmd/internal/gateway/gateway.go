@@ -172,6 +172,9 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 	// its next ping.
 	hub := stream.New(stream.Options{Exchanges: exchanges, Journal: jr, Logger: log,
 		Revalidate: func(ctx context.Context, cred exgate.Credential) error { return stillValid(ctx, st, cred) }})
+	if m != nil {
+		m.Streams(hub)
+	}
 	srv := httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
