@@ -54,8 +54,16 @@ type Options struct {
 	Store     exgate.Store
 	Exchanges map[string]exgate.Exchange
 	Journal   Journal
-	// Market feeds the market page; nil polls Exchanges.
+	// Market feeds the market page's history (and its updates when
+	// Live is nil); nil polls Exchanges.
 	Market MarketFeed
+	// Live pushes the market page's updates as the exchange streams
+	// them (the stream hub of docs/contract.md 2.5); nil: the page
+	// polls Market every two seconds.
+	Live LiveFeed
+	// LiveKeepAlive is how often an idle live stream gets a keep-alive
+	// and its session is checked again (15 s when zero).
+	LiveKeepAlive time.Duration
 	// NewClientKey creates a client key pair in the store (the gateway's
 	// own, so that the console's keys are made exactly as `exgate keys
 	// create` makes them).
@@ -103,6 +111,9 @@ func New(o Options) (*Handler, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.LiveKeepAlive <= 0 {
+		o.LiveKeepAlive = liveKeepAlive
 	}
 	if o.PublicURL != "" {
 		u, err := url.Parse(o.PublicURL)
@@ -184,6 +195,7 @@ func (h *Handler) routes() {
 
 	h.mux.HandleFunc("GET /api/market/klines", h.api(h.klines))
 	h.mux.HandleFunc("GET /api/market/book", h.api(h.book))
+	h.mux.HandleFunc("GET /api/market/live", h.api(h.live))
 	h.mux.HandleFunc("/api/", h.api(func(w http.ResponseWriter, r *http.Request, _ session) {
 		writeProblem(w, http.StatusNotFound, "NOT_FOUND", "no such console endpoint")
 	}))

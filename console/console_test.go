@@ -43,14 +43,18 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 type env struct {
-	st      exgate.Store
-	jr      *journal.Service
-	clock   *clock
-	srv     *httptest.Server
-	secrets []string
+	st        exgate.Store
+	exchanges map[string]exgate.Exchange
+	jr        *journal.Service
+	clock     *clock
+	srv       *httptest.Server
+	secrets   []string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }
+
+// newEnvWith is newEnv with the console's options changed by mod.
+func newEnvWith(t *testing.T, mod func(*console.Options)) *env {
 	t.Helper()
 	ctx := t.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), make([]byte, 32))
@@ -62,8 +66,8 @@ func newEnv(t *testing.T) *env {
 	// lifecycle through the wrapper.
 	exchanges := map[string]exgate.Exchange{exgate.ExchangeSim: coalesce.New(sim.New(sim.Options{Ledger: st}), coalesce.Options{})}
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges})
-	e := &env{st: st, jr: jr, clock: &clock{now: time.Now()}}
-	h, err := console.New(console.Options{
+	e := &env{st: st, jr: jr, clock: &clock{now: time.Now()}, exchanges: exchanges}
+	opts := console.Options{
 		Store: st, Exchanges: exchanges, Journal: jr, Now: e.clock.Now,
 		NewClientKey: func(ctx context.Context, label string) (exgate.ClientKey, error) {
 			k := exgate.ClientKey{APIKey: "k" + strings.ToLower(exgate.NewID('x')), Secret: "SECRET-" + exgate.NewID('s'), Label: label}
@@ -73,7 +77,11 @@ func newEnv(t *testing.T) *env {
 		Health: func(context.Context) []console.HealthCheck {
 			return []console.HealthCheck{{Name: "sim reachability", State: console.HealthOK, Detail: "in process"}}
 		},
-	})
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	h, err := console.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,7 +153,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			st.Close()
 			return "", nil, nil, err
 		}
-		h, _, _ := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
+		h := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler)).API
 		u, stop, err := serveLoopback(h)
 		if err != nil {
 			st.Close()

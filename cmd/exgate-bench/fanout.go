@@ -78,7 +78,7 @@ func benchFanout(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: exgate.ExchangeSim}); err != nil {
 		return err
 	}
-	h, _, _ := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
+	h := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler)).API
 	gwURL, stopGW, err := serveLoopback(h)
 	if err != nil {
 		return err

@@ -62,7 +62,8 @@ func benchOverhead(ctx context.Context, conc int, dur time.Duration, rounds int,
 		if observed {
 			m = metrics.New()
 		}
-		h, jr, _ := gateway.BuildWithMetrics(cfg, st, state, slog.New(slog.DiscardHandler), m)
+		g := gateway.BuildWithMetrics(cfg, st, state, slog.New(slog.DiscardHandler), m)
+		h, jr := g.API, g.Journal
 		runCtx, cancel := context.WithCancel(ctx)
 		go jr.Run(runCtx)
 		u, stop, err := serveLoopback(h)

@@ -60,7 +60,7 @@ func TestBurstNeverFloodsBinance(t *testing.T) {
 	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "b", Exchange: exgate.ExchangeBinance, Key: "bk", Secret: "bs"}); err != nil {
 		t.Fatal(err)
 	}
-	h, _, _ := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
+	h := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler)).API
 	gw := httptest.NewServer(h)
 	t.Cleanup(gw.Close)
 

@@ -85,7 +85,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		defer state.Close()
 	}
 	cfg.Coalesce = false // the adapters themselves, for their doctor calls
-	_, _, exchanges := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
+	exchanges := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler)).Exchanges
 
 	creds, err := allCredentials(ctx, st)
 	if err != nil {

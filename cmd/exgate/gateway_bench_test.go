@@ -94,7 +94,7 @@ func newKlinesGateway(tb testing.TB, upstream string, coalescing bool) (http.Han
 		Key: "benchkey", Secret: "benchsecret", Permissions: []exgate.Permission{exgate.PermissionRead}}); err != nil {
 		tb.Fatal(err)
 	}
-	h, _, _ := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
+	h := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler)).API
 	return h, func() *http.Request {
 		target, err := loadtest.SignedURL("http://gateway/v1/market/recent-klines?"+benchQuery, key.Secret)
 		if err != nil {

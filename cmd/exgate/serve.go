@@ -53,7 +53,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		// are served at /metrics only on --metrics-addr.
 		m = metrics.New()
 	}
-	handler, jr, exchanges := gateway.BuildWithMetrics(cfg, st, state, log, m)
+	g := gateway.BuildWithMetrics(cfg, st, state, log, m)
+	handler, jr := g.API, g.Journal
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -75,7 +76,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	var cln net.Listener
 	var consoleHandler http.Handler
 	if cfg.ConsoleAddr != "" {
-		if consoleHandler, err = gateway.BuildConsole(cfg, st, exchanges, jr, m, log); err != nil {
+		if consoleHandler, err = gateway.BuildConsole(cfg, st, g, m, log); err != nil {
 			ln.Close()
 			closeListener(mln)
 			return err
@@ -93,7 +94,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	if demo {
-		err := printDemo(ctx, st, exchanges[exgate.ExchangeSim], stdout, "http://"+ln.Addr().String())
+		err := printDemo(ctx, st, g.Exchanges[exgate.ExchangeSim], stdout, "http://"+ln.Addr().String())
 		if err == nil && cln != nil {
 			err = printConsoleLogin(ctx, st, cfg, cln.Addr(), stdout)
 		}

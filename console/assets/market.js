@@ -1,8 +1,11 @@
 // exgate console, market page: candles (TradingView lightweight-charts)
-// and a cumulative depth chart of the order book (a canvas drawing),
-// polled from the console's JSON endpoints every 2 seconds. Prices are
-// shown as the exact decimal strings the API gives; the charts plot them
-// as numbers.
+// and a cumulative depth chart of the order book (a canvas drawing). The
+// history comes from the console's JSON endpoints; then the page is live
+// from the gateway's stream hub through /api/market/live (Server-Sent
+// Events: "book" and "kline" carry the stream's messages), and polls the
+// JSON endpoints every 2 seconds only when the stream is unavailable.
+// Prices are shown as the exact decimal strings the API gives; the charts
+// plot them as numbers.
 "use strict";
 document.addEventListener("DOMContentLoaded", function () {
   var root = document.getElementById("market");
@@ -18,7 +21,7 @@ document.addEventListener("DOMContentLoaded", function () {
     timeScale: { timeVisible: true, secondsVisible: false },
   });
   var candles = chart.addCandlestickSeries();
-  window.exgateMarket = { candles: 0, levels: 0 };
+  window.exgateMarket = { candles: 0, levels: 0, live: false, updates: 0 };
   var status = document.getElementById("market-status");
   var set = function (id, text) { var el = document.getElementById(id); if (el.textContent !== text) el.textContent = text; };
 
@@ -32,11 +35,13 @@ document.addEventListener("DOMContentLoaded", function () {
     });
   }
 
+  function bar(k) {
+    return { time: Math.floor(k.openTime / 1000), open: +k.openPrice, high: +k.highPrice, low: +k.lowPrice, close: +k.closePrice };
+  }
+
   function loadKlines() {
     return getJSON("/api/market/klines").then(function (ks) {
-      candles.setData(ks.map(function (k) {
-        return { time: Math.floor(k.openTime / 1000), open: +k.openPrice, high: +k.highPrice, low: +k.lowPrice, close: +k.closePrice };
-      }));
+      candles.setData(ks.map(bar));
       window.exgateMarket.candles = ks.length;
       if (ks.length) set("last-price", ks[ks.length - 1].closePrice);
     });
@@ -89,21 +94,72 @@ document.addEventListener("DOMContentLoaded", function () {
     ctx.fillText(hiText, w - pad - ctx.measureText(hiText).width, h - 6);
   }
 
-  function loadBook() {
-    return getJSON("/api/market/book").then(function (b) {
-      drawDepth(b);
-      window.exgateMarket.levels = (b.bids || []).length + (b.asks || []).length;
-      set("best-bid", b.bids && b.bids.length ? b.bids[0].price : "none");
-      set("best-ask", b.asks && b.asks.length ? b.asks[0].price : "none");
-    });
+  function showBook(b) {
+    drawDepth(b);
+    window.exgateMarket.levels = (b.bids || []).length + (b.asks || []).length;
+    set("best-bid", b.bids && b.bids.length ? b.bids[0].price : "none");
+    set("best-ask", b.asks && b.asks.length ? b.asks[0].price : "none");
   }
 
-  function tick() {
+  function loadBook() {
+    return getJSON("/api/market/book").then(showBook);
+  }
+
+  // Polling: when the stream is unavailable.
+  function poll(why) {
     Promise.all([loadKlines(), loadBook()]).then(function () {
-      set("market-status", "live (polled every 2 s)");
+      set("market-status", "live (polled every 2 s: " + why + ")");
     }, function (err) {
       set("market-status", "update failed: " + err.message);
-    }).then(function () { window.setTimeout(tick, 2000); });
+    }).then(function () { window.setTimeout(function () { poll(why); }, 2000); });
   }
-  tick();
+
+  function updated() {
+    window.exgateMarket.updates++;
+    if (!window.exgateMarket.live) {
+      window.exgateMarket.live = true;
+      set("market-status", "live (streamed)");
+    }
+  }
+
+  // The stream: each kline message replaces the current candle (or
+  // starts the next one), each book message redraws the depth.
+  function stream() {
+    var es = new EventSource("/api/market/live?" + q);
+    var fallback = function (why) {
+      es.close();
+      window.exgateMarket.live = false;
+      poll(why);
+    };
+    es.addEventListener("kline", function (e) {
+      var k = JSON.parse(e.data).data;
+      try { candles.update(bar(k)); } catch (err) { return; } // older than the last candle drawn
+      set("last-price", k.closePrice);
+      updated();
+    });
+    es.addEventListener("book", function (e) {
+      showBook(JSON.parse(e.data).data);
+      updated();
+    });
+    es.addEventListener("problem", function (e) {
+      var p = JSON.parse(e.data);
+      fallback("the stream ended: " + p.detail);
+    });
+    es.onerror = function () {
+      if (es.readyState === EventSource.CLOSED) {
+        fallback("the stream is unavailable");
+      } else {
+        window.exgateMarket.live = false;
+        set("market-status", "reconnecting to the stream");
+      }
+    };
+  }
+
+  Promise.all([loadKlines(), loadBook()]).then(function () {
+    set("market-status", "connecting to the stream");
+    if (window.EventSource) stream(); else poll("this browser has no EventSource");
+  }, function (err) {
+    set("market-status", "update failed: " + err.message);
+    window.setTimeout(function () { poll("the first read failed"); }, 2000);
+  });
 });

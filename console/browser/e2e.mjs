@@ -178,7 +178,10 @@ async function run(width, loginURL) {
   step(`${tag}: the market page draws BTC/USDT candles and the depth`);
   await page.goto(`${CONSOLE}/market?exchange=sim&symbol=BTC/USDT&interval=1m`);
   await page.waitForFunction(() => window.exgateMarket && window.exgateMarket.candles > 0 && window.exgateMarket.levels > 0);
-  await page.waitForFunction(() => document.getElementById("market-status").textContent.startsWith("live"));
+  // Live from the gateway's stream hub (sim's book moves every second),
+  // not polled.
+  await page.waitForFunction(() => window.exgateMarket.live && window.exgateMarket.updates > 1);
+  assert.equal(await page.locator("#market-status").textContent(), "live (streamed)");
   const drawn = await page.evaluate(() => {
     const inked = (c) => {
       const ctx = c.getContext("2d");

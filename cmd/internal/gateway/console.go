@@ -10,19 +10,20 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/console"
-	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/metrics"
 )
 
 // BuildConsole builds the web console (docs/contract.md 2.7) over the same
 // store, exchanges and journal as the API; m (nil: none) feeds the health
 // page's pacing headroom.
-func BuildConsole(cfg *Config, st exgate.Store, exchanges map[string]exgate.Exchange, jr *journal.Service, m *metrics.Metrics, log *slog.Logger) (http.Handler, error) {
+func BuildConsole(cfg *Config, st exgate.Store, g *Gateway, m *metrics.Metrics, log *slog.Logger) (http.Handler, error) {
 	public := cfg.ConsoleURL
+	exchanges := g.Exchanges
 	return console.New(console.Options{
 		Store:     st,
 		Exchanges: exchanges,
-		Journal:   jr,
+		Journal:   g.Journal,
+		Live:      g.Hub,
 		NewClientKey: func(ctx context.Context, label string) (exgate.ClientKey, error) {
 			return NewClientKey(ctx, st, label, false)
 		},

@@ -95,16 +95,31 @@ func NewLogger(c *Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
 }
 
-// Build wires the exchanges, the journal and the HTTP API over a
-// store and shared state, without metrics.
-func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger) (*httpapi.Server, *journal.Service, map[string]exgate.Exchange) {
+// Gateway is what Build wires for one instance.
+type Gateway struct {
+	// API is the HTTP API's handler.
+	API *httpapi.Server
+	// Journal records and reconciles orders, cancels and withdrawals;
+	// its Run must be started.
+	Journal *journal.Service
+	// Exchanges are the adapters by name, as the API uses them
+	// (coalescing when configured).
+	Exchanges map[string]exgate.Exchange
+	// Hub is the stream hub of GET /v1/stream, which the console's
+	// market page shares.
+	Hub *stream.Hub
+}
+
+// Build wires the exchanges, the journal, the stream hub and the HTTP API
+// over a store and shared state, without metrics.
+func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger) *Gateway {
 	return BuildWithMetrics(cfg, st, state, log, nil)
 }
 
 // BuildWithMetrics is Build reporting to m (nil: no metrics): the API's
 // requests, the adapters' exchange calls and pacing, coalescing, the
 // journal and the replay guard's size.
-func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logger, m *metrics.Metrics) (*httpapi.Server, *journal.Service, map[string]exgate.Exchange) {
+func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logger, m *metrics.Metrics) *Gateway {
 	limiter := state.limiter
 	upstream := func(string) *http.Client { return newUpstreamClient() }
 	if m != nil {
@@ -198,7 +213,7 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 		Logger:         log,
 		Stream:         hub,
 	})
-	return srv, jr, exchanges
+	return &Gateway{API: srv, Journal: jr, Exchanges: exchanges, Hub: hub}
 }
 
 // stillValid reports whether a stream's client key is active and its
