@@ -262,15 +262,7 @@ func (e *Exchange) book(ctx context.Context, cred exgate.Credential, mk *market,
 	p.Add("symbol", mk.symbol)
 	p.Add("limit", strconv.Itoa(depth))
 	// A level is about 35 bytes of JSON.
-	body, err := e.c.doText(ctx, request{ep: epDepth, params: p, weight: depthWeight(depth), sizeHint: 64 + 70*depth})
-	if err != nil {
-		return nil, err
-	}
-	b, err := parseBook(body)
-	if err != nil {
-		return nil, badAnswer(epDepth, err)
-	}
-	return b, nil
+	return rest.Fetch(ctx, e.c.doText, request{ep: epDepth, params: p, weight: depthWeight(depth), sizeHint: 64 + 70*depth}, parseBook)
 }
 
 // bookSide is one side of a book, best price first, as Binance wrote it.

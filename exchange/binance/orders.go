@@ -64,15 +64,9 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 	p.Add(plan.param, plan.qty.String())
 	p.Add("newClientOrderId", req.ClientOrderID)
 	p.Add("newOrderRespType", "FULL")
-	body, err := e.c.do(ctx, request{ep: epNewOrder, params: p, cred: &cred})
+	o, err := rest.SendOrder(ctx, e.log, "binance", "order", e.c.do, request{ep: epNewOrder, params: p, cred: &cred}, parseOrder, req.ClientOrderID, "symbol", mk.symbol)
 	if err != nil {
-		e.log.WarnContext(ctx, "binance order not placed", "clientOrderId", req.ClientOrderID, "symbol", mk.symbol, "err", err)
 		return exgate.Order{}, err
-	}
-	o, err := parseOrder(body)
-	if err != nil {
-		e.log.ErrorContext(ctx, "binance order answer unreadable", "clientOrderId", req.ClientOrderID, "err", err)
-		return exgate.Order{}, badAnswer(epNewOrder, err)
 	}
 	if o.ClientOrderID != req.ClientOrderID {
 		e.log.WarnContext(ctx, "binance answered with another client order id", "sent", req.ClientOrderID, "got", o.ClientOrderID)
@@ -495,15 +489,9 @@ func (e *Exchange) PlaceLimitOrder(ctx context.Context, cred exgate.Credential, 
 	}
 	p := limitParams(mk, req, q)
 	p.Add("newOrderRespType", "FULL")
-	body, err := e.c.do(ctx, request{ep: epNewOrder, params: p, cred: &cred})
+	o, err := rest.SendOrder(ctx, e.log, "binance", "limit order", e.c.do, request{ep: epNewOrder, params: p, cred: &cred}, parseOrder, req.ClientOrderID, "symbol", mk.symbol)
 	if err != nil {
-		e.log.WarnContext(ctx, "binance limit order not placed", "clientOrderId", req.ClientOrderID, "symbol", mk.symbol, "err", err)
 		return exgate.Order{}, err
-	}
-	o, err := parseOrder(body)
-	if err != nil {
-		e.log.ErrorContext(ctx, "binance order answer unreadable", "clientOrderId", req.ClientOrderID, "err", err)
-		return exgate.Order{}, badAnswer(epNewOrder, err)
 	}
 	out := e.orderOf(ctx, mk, o, req.ClientOrderID)
 	out.OpenAt = cmp.Or(o.TransactTime, o.WorkingTime)

@@ -23,15 +23,7 @@ import (
 // Balances returns the assets with a non-zero free or locked amount, from
 // GET /api/v3/account?omitZeroBalances=true.
 func (e *Exchange) Balances(ctx context.Context, cred exgate.Credential) ([]exgate.Balance, error) {
-	body, err := e.c.do(ctx, request{ep: epAccount, params: rest.Params{{"omitZeroBalances", "true"}}, cred: &cred})
-	if err != nil {
-		return nil, err
-	}
-	bs, err := parseBalances(body)
-	if err != nil {
-		return nil, badAnswer(epAccount, err)
-	}
-	return bs, nil
+	return rest.Fetch(ctx, e.c.do, request{ep: epAccount, params: rest.Params{{"omitZeroBalances", "true"}}, cred: &cred}, parseBalances)
 }
 
 // parseBalances reads the balances of an account answer, dropping zero
@@ -71,13 +63,9 @@ func (e *Exchange) RecentDeposits(ctx context.Context, cred exgate.Credential, f
 		p.Add("coin", exgate.NormalizeAsset(f.Asset))
 	}
 	p.Add("limit", "1000")
-	body, err := e.c.do(ctx, request{ep: epDepositHist, params: p, cred: &cred})
+	ds, err := rest.Fetch(ctx, e.c.do, request{ep: epDepositHist, params: p, cred: &cred}, parseDeposits)
 	if err != nil {
 		return nil, err
-	}
-	ds, err := parseDeposits(body)
-	if err != nil {
-		return nil, badAnswer(epDepositHist, err)
 	}
 	out := ds[:0]
 	for _, d := range ds {
@@ -316,13 +304,9 @@ func (e *Exchange) withdrawal(ctx context.Context, cred exgate.Credential, q exg
 	default:
 		return exgate.Withdrawal{}, exgate.ParamError("clientWithdrawalId", "a withdrawal is looked up by its client withdrawal id")
 	}
-	body, err := e.c.do(ctx, request{ep: epWithdrawHist, params: p, cred: &cred})
+	ws, err := rest.Fetch(ctx, e.c.do, request{ep: epWithdrawHist, params: p, cred: &cred}, parseWithdrawals)
 	if err != nil {
 		return exgate.Withdrawal{}, err
-	}
-	ws, err := parseWithdrawals(body)
-	if err != nil {
-		return exgate.Withdrawal{}, badAnswer(epWithdrawHist, err)
 	}
 	for _, w := range ws {
 		if (q.ClientWithdrawalID != "" && w.ClientWithdrawalID == q.ClientWithdrawalID) ||
@@ -540,13 +524,9 @@ func (e *Exchange) RecentWithdrawals(ctx context.Context, cred exgate.Credential
 	if f.Asset != "" {
 		p.Add("coin", exgate.NormalizeAsset(f.Asset))
 	}
-	body, err := e.c.do(ctx, request{ep: epWithdrawHist, params: p, cred: &cred})
+	ws, err := rest.Fetch(ctx, e.c.do, request{ep: epWithdrawHist, params: p, cred: &cred}, parseWithdrawals)
 	if err != nil {
 		return nil, err
-	}
-	ws, err := parseWithdrawals(body)
-	if err != nil {
-		return nil, badAnswer(epWithdrawHist, err)
 	}
 	out := make([]exgate.Withdrawal, 0, len(ws))
 	for _, w := range ws {

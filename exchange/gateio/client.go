@@ -435,11 +435,12 @@ func classifyAPI(ep endpoint, ae *apiError) *exgate.Error {
 	return out
 }
 
-// badAnswer is the error for a 2xx answer the adapter cannot read. After a
-// write it means the outcome is unknown.
+// badAnswer is the error for a 2xx answer to ep that the adapter cannot
+// read (rest.BadAnswer). After a write it means the outcome is unknown.
 func badAnswer(ep endpoint, err error) *exgate.Error {
-	if ep.write {
-		return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "gateio answered the " + ep.name + " request unreadably; its outcome is unknown", Err: err}
-	}
-	return &exgate.Error{Code: exgate.CodeExchangeError, Detail: "gateio answered the " + ep.name + " request unreadably", Err: err}
+	return rest.BadAnswer("gateio", ep.name, ep.write, err)
 }
+
+// Unreadable is badAnswer for r's endpoint: r as a rest.Request, for
+// rest.Fetch and rest.SendOrder.
+func (r request) Unreadable(err error) *exgate.Error { return badAnswer(r.ep, err) }

@@ -78,15 +78,7 @@ func (e *Exchange) nativeKlines(ctx context.Context, p *pair, iv exgate.Interval
 
 // candles sends one candlestick request.
 func (e *Exchange) candles(ctx context.Context, ps rest.Params) ([]candle, error) {
-	body, err := e.c.do(ctx, request{ep: epCandles, params: ps})
-	if err != nil {
-		return nil, err
-	}
-	cs, err := parseCandles(body)
-	if err != nil {
-		return nil, badAnswer(epCandles, err)
-	}
-	return cs, nil
+	return rest.Fetch(ctx, e.c.do, request{ep: epCandles, params: ps}, parseCandles)
 }
 
 // kline builds one normalized kline starting at open.

@@ -94,13 +94,9 @@ func (m *markets) load(ctx context.Context) (*pairSet, error) {
 	ch := m.group.DoChan("pairs", func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		body, err := m.c.do(ctx, request{ep: epPairs})
+		rows, err := rest.Fetch(ctx, m.c.do, request{ep: epPairs}, parsePairs)
 		if err != nil {
 			return nil, err
-		}
-		rows, err := parsePairs(body)
-		if err != nil {
-			return nil, badAnswer(epPairs, err)
 		}
 		set := &pairSet{bySym: make(map[exgate.Symbol]*pair, len(rows)), byID: make(map[string]*pair, len(rows)), fetched: m.c.Now()}
 		for _, r := range rows {

@@ -87,15 +87,9 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 		return exgate.Order{}, fmt.Errorf("gateio: encoding order: %w", err)
 	}
 	r := request{ep: epCreateOrder, body: body, cred: &cred, pair: p.id, expires: e.expiry(ctx)}
-	answer, err := e.c.do(ctx, r)
+	o, err := rest.SendOrder(ctx, e.log, "gateio", "order", e.c.do, r, parseOrder, req.ClientOrderID, "pair", p.id)
 	if err != nil {
-		e.log.WarnContext(ctx, "gateio order not placed", "clientOrderId", req.ClientOrderID, "pair", p.id, "err", err)
 		return exgate.Order{}, err
-	}
-	o, err := parseOrder(answer)
-	if err != nil {
-		e.log.ErrorContext(ctx, "gateio order answer unreadable", "clientOrderId", req.ClientOrderID, "err", err)
-		return exgate.Order{}, badAnswer(epCreateOrder, err)
 	}
 	if o.Text != textPrefix+req.ClientOrderID {
 		e.log.WarnContext(ctx, "gateio answered with another text", "sent", textPrefix+req.ClientOrderID, "got", o.Text)
@@ -399,15 +393,7 @@ func orderName(q exgate.OrderQuery) string {
 func (e *Exchange) getOrder(ctx context.Context, cred exgate.Credential, p *pair, id string) (orderJSON, error) {
 	var ps rest.Params
 	ps.Add("currency_pair", p.id)
-	body, err := e.c.do(ctx, request{ep: epGetOrder, id: id, params: ps, cred: &cred})
-	if err != nil {
-		return orderJSON{}, err
-	}
-	o, err := parseOrder(body)
-	if err != nil {
-		return orderJSON{}, badAnswer(epGetOrder, err)
-	}
-	return o, nil
+	return rest.Fetch(ctx, e.c.do, request{ep: epGetOrder, id: id, params: ps, cred: &cred}, parseOrder)
 }
 
 // Finished-order search: pages of listPageSize orders, at most
@@ -429,13 +415,9 @@ func (e *Exchange) findFinished(ctx context.Context, cred exgate.Credential, p *
 		ps.Add("limit", strconv.Itoa(listPageSize))
 		ps.Add("from", strconv.FormatInt(now.Add(-listWindow).Unix(), 10))
 		ps.Add("to", strconv.FormatInt(now.Add(time.Minute).Unix(), 10))
-		body, err := e.c.do(ctx, request{ep: epListOrders, params: ps, cred: &cred})
+		os, err := rest.Fetch(ctx, e.c.do, request{ep: epListOrders, params: ps, cred: &cred}, parseOrders)
 		if err != nil {
 			return orderJSON{}, false, err
-		}
-		os, err := parseOrders(body)
-		if err != nil {
-			return orderJSON{}, false, badAnswer(epListOrders, err)
 		}
 		for _, o := range os {
 			if o.Text == text {
@@ -590,15 +572,9 @@ func (e *Exchange) PlaceLimitOrder(ctx context.Context, cred exgate.Credential, 
 	if err != nil {
 		return exgate.Order{}, fmt.Errorf("gateio: encoding order: %w", err)
 	}
-	answer, err := e.c.do(ctx, request{ep: epCreateOrder, body: body, cred: &cred, pair: p.id, expires: e.expiry(ctx)})
+	o, err := rest.SendOrder(ctx, e.log, "gateio", "limit order", e.c.do, request{ep: epCreateOrder, body: body, cred: &cred, pair: p.id, expires: e.expiry(ctx)}, parseOrder, req.ClientOrderID, "pair", p.id)
 	if err != nil {
-		e.log.WarnContext(ctx, "gateio limit order not placed", "clientOrderId", req.ClientOrderID, "pair", p.id, "err", err)
 		return exgate.Order{}, err
-	}
-	o, err := parseOrder(answer)
-	if err != nil {
-		e.log.ErrorContext(ctx, "gateio order answer unreadable", "clientOrderId", req.ClientOrderID, "err", err)
-		return exgate.Order{}, badAnswer(epCreateOrder, err)
 	}
 	e.log.InfoContext(ctx, "gateio limit order placed", "clientOrderId", req.ClientOrderID, "orderId", o.ID, "status", o.Status, "finishAs", o.FinishAs)
 	if o.Status == "cancelled" && o.FinishAs == "poc" && !o.FilledAmount.IsPositive() {
@@ -840,13 +816,9 @@ func (e *Exchange) listOrders(ctx context.Context, cred exgate.Credential, p *pa
 		ps.Add("status", status)
 		ps.Add("page", strconv.Itoa(page))
 		ps.Add("limit", strconv.Itoa(size))
-		body, err := e.c.do(ctx, request{ep: epListOrders, params: ps, cred: &cred})
+		os, err := rest.Fetch(ctx, e.c.do, request{ep: epListOrders, params: ps, cred: &cred}, parseOrders)
 		if err != nil {
 			return nil, err
-		}
-		os, err := parseOrders(body)
-		if err != nil {
-			return nil, badAnswer(epListOrders, err)
 		}
 		out = append(out, os...)
 		if len(os) < size {
@@ -927,13 +899,9 @@ func (e *Exchange) Fills(ctx context.Context, cred exgate.Credential, f exgate.O
 	var ps rest.Params
 	ps.Add("currency_pair", p.id)
 	ps.Add("limit", strconv.Itoa(limitOf(f.Limit)))
-	body, err := e.c.do(ctx, request{ep: epMyTrades, params: ps, cred: &cred})
+	rows, err := rest.Fetch(ctx, e.c.do, request{ep: epMyTrades, params: ps, cred: &cred}, parseTrades)
 	if err != nil {
 		return nil, err
-	}
-	rows, err := parseTrades(body)
-	if err != nil {
-		return nil, badAnswer(epMyTrades, err)
 	}
 	out := make([]exgate.Fill, 0, len(rows))
 	for _, r := range rows {

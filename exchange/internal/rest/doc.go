@@ -2,8 +2,9 @@
 // against the exchange's budgets without outliving a request (Pacer),
 // sending a request and recording whether it may have reached the
 // exchange (Send, TransportError), reading answers within a size limit
-// (ReadAnswer and friends), the decimal an answer carries in JSON
-// (Decimal), query and form parameters in a fixed order (Params) and the
+// (ReadAnswer and friends), sending a call and reading its answer with
+// the adapter's parser (Fetch, SendOrder), the decimal an answer carries
+// in JSON (Decimal), query and form parameters in a fixed order (Params) and the
 // errors for answers that cannot be read (BadAnswer).
 //
 // What is an exchange's own (signing, endpoints and their weights, error
