@@ -175,7 +175,7 @@ func (e *Exchange) DepositAddress(ctx context.Context, cred exgate.Credential, r
 // given, so the adapter sends req.Amount plus the network's withdrawFee:
 // the destination receives req.Amount, the account is debited the sum.
 func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exgate.WithdrawalRequest) (exgate.Withdrawal, error) {
-	if !clientIDPattern.MatchString(req.ClientWithdrawalID) {
+	if !clientIDRule.Pattern.MatchString(req.ClientWithdrawalID) {
 		return exgate.Withdrawal{}, exgate.ParamError("clientWithdrawalId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client withdrawal id")
 	}
 	coin := exgate.NormalizeAsset(req.Asset)

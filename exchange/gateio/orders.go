@@ -18,10 +18,10 @@ import (
 	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
-// clientIDPattern is what Gate accepts after the "t-" prefix of an order's
+// clientIDRule is what Gate accepts after the "t-" prefix of an order's
 // text: at most 28 bytes of 0-9 A-Z a-z _ - . (Gate API v4 docs, Order
 // `text`).
-var clientIDPattern = regexp.MustCompile(`^[0-9A-Za-z_.-]{1,28}$`)
+var clientIDRule = rest.ClientIDRule{Exchange: "gateio", Pattern: regexp.MustCompile(`^[0-9A-Za-z_.-]{1,28}$`), Allowed: "1 to 28 characters of [0-9A-Za-z_.-]"}
 
 // textPrefix starts every client order id Gate accepts.
 const textPrefix = "t-"
@@ -56,13 +56,7 @@ type createOrderBody struct {
 // order book first (see plan). Quantities are rounded down and refused
 // locally (nothing sent) under the pair's minimums.
 func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest) (exgate.Order, error) {
-	if !clientIDPattern.MatchString(req.ClientOrderID) {
-		return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
-	}
-	if err := rest.CheckOrder(req); err != nil {
-		return exgate.Order{}, err
-	}
-	p, err := e.markets.lookup(ctx, req.Symbol)
+	p, err := rest.PrepareOrder(ctx, req, clientIDRule, true, e.markets.lookup)
 	if err != nil {
 		return exgate.Order{}, err
 	}
@@ -325,8 +319,8 @@ func (e *Exchange) QueryOrder(ctx context.Context, cred exgate.Credential, q exg
 	if q.ClientOrderID == "" && q.ExchangeOrderID == "" {
 		return exgate.Order{}, exgate.ParamError("clientOrderId", "an order is looked up by its client order id")
 	}
-	if q.ClientOrderID != "" && !clientIDPattern.MatchString(q.ClientOrderID) {
-		return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
+	if err := clientIDRule.Check(q.ClientOrderID, false); err != nil {
+		return exgate.Order{}, err
 	}
 	p, err := e.markets.lookup(ctx, q.Symbol)
 	if err != nil {
@@ -499,8 +493,8 @@ var _ exgate.OrderManager = (*Exchange)(nil)
 // amount and of the notional (QUANTITY_TOO_SMALL with the limit). It
 // returns the pair and the rounded quantity.
 func (e *Exchange) checkLimit(ctx context.Context, req exgate.LimitOrderRequest) (*pair, decimal.Decimal, error) {
-	if req.ClientOrderID != "" && !clientIDPattern.MatchString(req.ClientOrderID) {
-		return nil, decimal.Decimal{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
+	if err := clientIDRule.Check(req.ClientOrderID, false); err != nil {
+		return nil, decimal.Decimal{}, err
 	}
 	if err := req.Validate(); err != nil {
 		return nil, decimal.Decimal{}, err
@@ -630,13 +624,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		return e.limitAsSent(p, *req.Limit, qty, exgate.OrderTest), nil
 	case req.Market != nil:
 		r := *req.Market
-		if r.ClientOrderID != "" && !clientIDPattern.MatchString(r.ClientOrderID) {
-			return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
-		}
-		if err := rest.CheckOrder(r); err != nil {
-			return exgate.Order{}, err
-		}
-		p, err := e.markets.lookup(ctx, r.Symbol)
+		p, err := rest.PrepareOrder(ctx, r, clientIDRule, false, e.markets.lookup)
 		if err != nil {
 			return exgate.Order{}, err
 		}
@@ -647,13 +635,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		if err != nil {
 			return exgate.Order{}, err
 		}
-		now := e.c.Now().UnixMilli()
-		return exgate.Order{
-			ID: r.ClientOrderID, Asset1: p.sym.Base, Asset2: p.sym.Quote, Status: exgate.OrderTest,
-			Type: exgate.OrderTypeMarket, Side: r.Side, Quantity: exgate.NewNumber(plan.qty),
-			QuantityIn: r.QuantityIn.Asset(p.sym), OpenAt: now, CloseAt: now,
-			Exchange: exgate.ExchangeGateio, ClientOrderID: r.ClientOrderID,
-		}, nil
+		return rest.TestedMarketOrder(exgate.ExchangeGateio, r, p.sym, plan.qty, r.QuantityIn, e.c.Now().UnixMilli()), nil
 	}
 	return exgate.Order{}, exgate.ParamError("test", "nothing to test")
 }
@@ -683,8 +665,8 @@ func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req 
 	name := req.ExchangeOrderID
 	switch {
 	case req.ClientOrderID != "":
-		if !clientIDPattern.MatchString(req.ClientOrderID) {
-			return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
+		if err := clientIDRule.Check(req.ClientOrderID, true); err != nil {
+			return exgate.Order{}, err
 		}
 		name = textPrefix + req.ClientOrderID
 	case name == "":
