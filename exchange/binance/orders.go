@@ -655,12 +655,8 @@ func (e *Exchange) RecentOrders(ctx context.Context, cred exgate.Credential, f e
 	return e.orderList(ctx, request{ep: epAllOrders, params: p, cred: &cred}, limit)
 }
 
-func historyLimit(n int) int {
-	if n <= 0 {
-		return exgate.DefaultRecentLimit
-	}
-	return min(n, exgate.MaxRecentLimit)
-}
+// historyLimit is the number of records a history call returns.
+func historyLimit(n int) int { return rest.Limit(n, exgate.DefaultRecentLimit, exgate.MaxRecentLimit) }
 
 // orderList reads an array of orders and returns them newest first, at
 // most limit (0: all).

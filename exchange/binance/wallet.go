@@ -111,15 +111,7 @@ func parseDeposits(body []byte) ([]exgate.Deposit, error) {
 			RawStatus: strconv.Itoa(r.Status),
 		})
 	}
-	slices.SortStableFunc(out, func(a, b exgate.Deposit) int {
-		switch {
-		case a.Timestamp > b.Timestamp:
-			return -1
-		case a.Timestamp < b.Timestamp:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b exgate.Deposit) int { return cmp.Compare(b.Timestamp, a.Timestamp) })
 	return out, nil
 }
 

@@ -22,11 +22,7 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 	if !ok {
 		return nil, exgate.ParamError("interval", "unknown interval %q", req.Interval)
 	}
-	limit := req.Limit
-	if limit <= 0 {
-		limit = exgate.DefaultKlineLimit
-	}
-	limit = min(limit, exgate.MaxKlineLimit)
+	limit := rest.Limit(req.Limit, exgate.DefaultKlineLimit, exgate.MaxKlineLimit)
 	p, err := e.markets.lookup(ctx, req.Symbol)
 	if err != nil {
 		return nil, err
@@ -228,11 +224,7 @@ func aggregate(iv, source exgate.Interval, cs []candle) ([]exgate.Kline, error) 
 // OrderBook returns at most req.Limit levels per side from
 // GET /spot/order_book (Gate serves at most 1000).
 func (e *Exchange) OrderBook(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) (exgate.OrderBook, error) {
-	limit := req.Limit
-	if limit <= 0 {
-		limit = exgate.DefaultOrderBookLimit
-	}
-	limit = min(limit, maxBookLimit, exgate.MaxOrderBookLimit)
+	limit := min(rest.Limit(req.Limit, exgate.DefaultOrderBookLimit, exgate.MaxOrderBookLimit), maxBookLimit)
 	p, err := e.markets.lookup(ctx, req.Symbol)
 	if err != nil {
 		return exgate.OrderBook{}, err

@@ -1,10 +1,8 @@
 package gateio
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -231,8 +229,6 @@ func (e *Exchange) Symbols(ctx context.Context, cred exgate.Credential, f exgate
 	for _, p := range set.bySym {
 		out = append(out, p.info())
 	}
-	slices.SortFunc(out, func(a, b exgate.SymbolInfo) int {
-		return cmp.Or(strings.Compare(a.Asset1, b.Asset1), strings.Compare(a.Asset2, b.Asset2))
-	})
+	rest.SortSymbols(out)
 	return out, nil
 }

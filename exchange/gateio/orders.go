@@ -834,12 +834,7 @@ func nonNil[T any](xs []T) []T {
 }
 
 // limitOf is the number of records a history call returns.
-func limitOf(n int) int {
-	if n <= 0 {
-		return exgate.DefaultRecentLimit
-	}
-	return min(n, exgate.MaxRecentLimit)
-}
+func limitOf(n int) int { return rest.Limit(n, exgate.DefaultRecentLimit, exgate.MaxRecentLimit) }
 
 // RecentOrders returns at most f.Limit orders of the pair, open and
 // finished, newest first: GET /spot/orders with status=open and with

@@ -79,15 +79,7 @@ func (e *Exchange) RecentDeposits(ctx context.Context, cred exgate.Credential, f
 		}
 		out = append(out, d)
 	}
-	slices.SortStableFunc(out, func(a, b exgate.Deposit) int {
-		switch {
-		case a.Timestamp > b.Timestamp:
-			return -1
-		case a.Timestamp < b.Timestamp:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b exgate.Deposit) int { return cmp.Compare(b.Timestamp, a.Timestamp) })
 	return out, nil
 }
 

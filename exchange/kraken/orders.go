@@ -731,12 +731,8 @@ func (e *Exchange) RecentOrders(ctx context.Context, cred exgate.Credential, f e
 	return out, nil
 }
 
-func limitOf(n int) int {
-	if n <= 0 {
-		return exgate.DefaultRecentLimit
-	}
-	return min(n, exgate.MaxRecentLimit)
-}
+// limitOf is the number of records a history call returns.
+func limitOf(n int) int { return rest.Limit(n, exgate.DefaultRecentLimit, exgate.MaxRecentLimit) }
 
 // krakenTrade is a TradesHistory row.
 type krakenTrade struct {
