@@ -126,7 +126,7 @@ func (e *Exchange) builtKlines(ctx context.Context, p *pair, iv, source exgate.I
 	first := last
 	oldest := source.Start(now).Add(-time.Duration(maxCandlesAgo-1) * step)
 	for n := 1; n < limit; n++ {
-		prev := previous(iv, first)
+		prev := iv.Previous(first)
 		if prev.Before(oldest) {
 			break
 		}
@@ -159,18 +159,6 @@ func (e *Exchange) builtKlines(ctx context.Context, p *pair, iv, source exgate.I
 		out = out[len(out)-limit:]
 	}
 	return out, nil
-}
-
-// previous returns the start of the interval before the one starting at
-// start.
-func previous(iv exgate.Interval, start time.Time) time.Time {
-	switch iv {
-	case exgate.Interval1M:
-		return start.AddDate(0, -1, 0)
-	case exgate.Interval1w:
-		return start.AddDate(0, 0, -7)
-	}
-	return start.Add(-iv.Duration())
 }
 
 // aggregate builds iv klines from ascending source candles: open of the
