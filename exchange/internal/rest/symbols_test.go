@@ -3,6 +3,7 @@ package rest
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/exgate/exgate"
 )
@@ -31,6 +32,14 @@ func TestNetworkCode(t *testing.T) {
 	for in, want := range map[string]string{"erc20": "ETH", " TRC20 ": "TRX", "BEP20": "BSC", "polygon": "MATIC", "ARB": "ARBITRUM", "op": "OPTIMISM", "AVAX": "AVAXC", "sol": "SOL", "MATIC": "MATIC"} {
 		if got := NetworkCode(in); got != want {
 			t.Errorf("NetworkCode(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestPositiveOr(t *testing.T) {
+	for _, tt := range []struct{ d, want time.Duration }{{-time.Second, time.Minute}, {0, time.Minute}, {time.Second, time.Second}} {
+		if got := PositiveOr(tt.d, time.Minute); got != tt.want {
+			t.Errorf("PositiveOr(%s, 1m) = %s, want %s", tt.d, got, tt.want)
 		}
 	}
 }
