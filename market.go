@@ -112,6 +112,18 @@ func (iv Interval) Next(start time.Time) time.Time {
 	return start.Add(iv.Duration())
 }
 
+// Previous returns the start of the interval before the one starting at
+// start.
+func (iv Interval) Previous(start time.Time) time.Time {
+	switch iv {
+	case Interval1M:
+		return start.AddDate(0, -1, 0)
+	case Interval1w:
+		return start.AddDate(0, 0, -7)
+	}
+	return start.Add(-iv.Duration())
+}
+
 // Kline is one candlestick. Prices and volume are plain decimal strings
 // exactly as the exchange reported them (no exponent); CloseTime is
 // OpenTime + interval - 1 ms. NumberOfTrades is nil when the exchange does

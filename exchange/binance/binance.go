@@ -96,22 +96,13 @@ var _ exgate.Exchange = (*Exchange)(nil)
 func New(opts Options) *Exchange {
 	t := rest.Transport{Exchange: "binance", BaseURL: opts.BaseURL, HTTP: opts.HTTPClient, Now: opts.Now, Log: opts.Logger,
 		Limiter: opts.Limiter, MaxWait: opts.MaxWait, Backoff: opts.RetryBackoff}.WithDefaults(DefaultBaseURL)
-	if opts.RecvWindow <= 0 {
-		opts.RecvWindow = 5 * time.Second
-	}
-	opts.RecvWindow = min(opts.RecvWindow, 60*time.Second)
-	if opts.MarketsTTL <= 0 {
-		opts.MarketsTTL = 10 * time.Minute
-	}
-	if opts.CoinsTTL <= 0 {
-		opts.CoinsTTL = 10 * time.Minute
-	}
-	c := &client{Transport: t, recvWindow: opts.RecvWindow.Milliseconds()}
+	recvWindow := min(rest.PositiveOr(opts.RecvWindow, 5*time.Second), 60*time.Second)
+	c := &client{Transport: t, recvWindow: recvWindow.Milliseconds()}
 	return &Exchange{
 		c:       c,
 		log:     t.Log,
-		markets: &markets{c: c, ttl: opts.MarketsTTL, cache: opts.MetadataCache, cacheKey: "binance:exchangeInfo:" + t.BaseURL},
-		coins:   &coins{c: c, ttl: opts.CoinsTTL},
+		markets: &markets{c: c, ttl: rest.PositiveOr(opts.MarketsTTL, 10*time.Minute), cache: opts.MetadataCache, cacheKey: "binance:exchangeInfo:" + t.BaseURL},
+		coins:   &coins{c: c, ttl: rest.PositiveOr(opts.CoinsTTL, 10*time.Minute)},
 		klines:  newKlineMemo(cmp.Or(opts.KlineMemory, klineMemoBytes)),
 		stream:  newStreamConfig(opts),
 	}

@@ -373,24 +373,7 @@ func (c *client) observeWeight(ctx context.Context, r request, h http.Header) {
 // callers share one request.
 func (c *client) syncTime(ctx context.Context) error {
 	ch := c.group.DoChan("time", func() (any, error) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		t0 := c.Now()
-		body, err := c.once(ctx, request{ep: epTime})
-		if err != nil {
-			return nil, err
-		}
-		t1 := c.Now()
-		var st struct {
-			ServerTime int64 `json:"serverTime"`
-		}
-		if err := json.Unmarshal([]byte(body), &st); err != nil || st.ServerTime <= 0 {
-			return nil, fmt.Errorf("binance: bad server time answer %q", rest.Truncate([]byte(body)))
-		}
-		mid := t0.Add(t1.Sub(t0) / 2)
-		c.offset.Store(st.ServerTime - mid.UnixMilli())
-		c.Log.InfoContext(ctx, "binance clock offset learned", "offsetMs", c.offset.Load())
-		return nil, nil
+		return nil, c.LearnOffset(ctx, &c.offset, c.serverMillis)
 	})
 	select {
 	case <-ctx.Done():
@@ -400,18 +383,31 @@ func (c *client) syncTime(ctx context.Context) error {
 	}
 }
 
+// serverMillis reads GET /api/v3/time: Binance's clock in Unix
+// milliseconds.
+func (c *client) serverMillis(ctx context.Context) (int64, error) {
+	body, err := c.once(ctx, request{ep: epTime})
+	if err != nil {
+		return 0, err
+	}
+	var st struct {
+		ServerTime int64 `json:"serverTime"`
+	}
+	if err := json.Unmarshal([]byte(body), &st); err != nil || st.ServerTime <= 0 {
+		return 0, fmt.Errorf("binance: bad server time answer %q", rest.Truncate([]byte(body)))
+	}
+	return st.ServerTime, nil
+}
+
 // classify turns a failed call into the *exgate.Error the gateway answers
 // with. For writes, anything that leaves the outcome unknown (a connection
 // lost after the request was written, a 5xx, a message saying the
 // execution status is unknown) is EXCHANGE_TIMEOUT, never a failure: the
 // gateway then reconciles by client id.
 func (c *client) classify(ep endpoint, err error) *exgate.Error {
-	if e, ok := rest.Classify(err, ep.name, ep.write); ok {
-		return e
-	}
-	ae, ok := errors.AsType[*apiError](err)
-	if !ok {
-		return &exgate.Error{Code: exgate.CodeExchangeError, Detail: "binance call failed", Err: err}
+	settled, ae := rest.ClassifyAs[*apiError](err, "binance", ep.name, ep.write)
+	if settled != nil {
+		return settled
 	}
 	detail := "binance: " + ae.msg
 	if ae.code != 0 {
@@ -440,11 +436,12 @@ func (c *client) classify(ep endpoint, err error) *exgate.Error {
 	return &exgate.Error{Code: code, Detail: detail, Param: errorParams[ae.code], Err: err}
 }
 
-// badAnswer is the error for a 2xx answer the adapter cannot read. After a
-// write it means the outcome is unknown.
+// badAnswer is the error for a 2xx answer to ep that the adapter cannot
+// read (rest.BadAnswer). After a write it means the outcome is unknown.
 func badAnswer(ep endpoint, err error) *exgate.Error {
-	if ep.write {
-		return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "binance answered the " + ep.name + " request unreadably; its outcome is unknown", Err: err}
-	}
-	return &exgate.Error{Code: exgate.CodeExchangeError, Detail: "binance answered the " + ep.name + " request unreadably", Err: err}
+	return rest.BadAnswer("binance", ep.name, ep.write, err)
 }
+
+// Unreadable is badAnswer for r's endpoint: r as a rest.Request, for
+// rest.Fetch and rest.SendOrder.
+func (r request) Unreadable(err error) *exgate.Error { return badAnswer(r.ep, err) }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // orderStatuses maps Binance order states to normalized ones.
@@ -198,29 +199,12 @@ var (
 	sapiIP1sLimit = limitSpec{limit: 180000, window: second}
 )
 
-// networks maps normalized network codes (docs/contract.md 2.3) to Binance's
-// network names where they differ; every other code is sent as it is,
-// because Binance names the common networks by the same codes (BTC, ETH,
-// BSC, TRX, SOL, XRP, LTC, DOGE, ...).
+// networkToBinance maps a network code (docs/contract.md 2.3), or one of
+// its aliases (rest.NetworkCode), to Binance's network name: Binance names
+// the networks by the normalized codes (BTC, ETH, BSC, TRX, SOL, XRP, LTC,
+// DOGE, MATIC, ARBITRUM, OPTIMISM, AVAXC, ...).
 // Source: GET /sapi/v1/capital/config/getall networkList[].network values.
-var networks = map[string]string{
-	"ERC20":   "ETH",
-	"TRC20":   "TRX",
-	"BEP20":   "BSC",
-	"POLYGON": "MATIC",
-	"ARB":     "ARBITRUM",
-	"OP":      "OPTIMISM",
-	"AVAX":    "AVAXC",
-}
-
-// networkToBinance maps a normalized network code to Binance's name.
-func networkToBinance(n string) string {
-	n = exgate.NormalizeAsset(n)
-	if b, ok := networks[n]; ok {
-		return b
-	}
-	return n
-}
+func networkToBinance(n string) string { return rest.NetworkCode(n) }
 
 // networkFromBinance maps Binance's network name back to the normalized
 // code. Binance's names are the normalized codes (the aliases above are

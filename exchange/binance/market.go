@@ -52,11 +52,7 @@ func (e *Exchange) klineCall(ctx context.Context, req exgate.KlineRequest) (klin
 	if !ok {
 		return klineCall{}, exgate.ParamError("interval", "unknown interval %q", req.Interval)
 	}
-	limit := req.Limit
-	if limit <= 0 {
-		limit = exgate.DefaultKlineLimit
-	}
-	limit = min(limit, exgate.MaxKlineLimit)
+	limit := rest.Limit(req.Limit, exgate.DefaultKlineLimit, exgate.MaxKlineLimit)
 	mk, err := e.markets.lookup(ctx, req.Symbol)
 	if err != nil {
 		return klineCall{}, err
@@ -239,11 +235,7 @@ func plainDecimal(s string) (string, error) {
 // OrderBook returns at most req.Limit levels per side with
 // GET /api/v3/depth, asking for the next depth Binance lists and trimming.
 func (e *Exchange) OrderBook(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) (exgate.OrderBook, error) {
-	limit := req.Limit
-	if limit <= 0 {
-		limit = exgate.DefaultOrderBookLimit
-	}
-	limit = min(limit, exgate.MaxOrderBookLimit)
+	limit := rest.Limit(req.Limit, exgate.DefaultOrderBookLimit, exgate.MaxOrderBookLimit)
 	mk, err := e.markets.lookup(ctx, req.Symbol)
 	if err != nil {
 		return exgate.OrderBook{}, err
@@ -262,15 +254,7 @@ func (e *Exchange) book(ctx context.Context, cred exgate.Credential, mk *market,
 	p.Add("symbol", mk.symbol)
 	p.Add("limit", strconv.Itoa(depth))
 	// A level is about 35 bytes of JSON.
-	body, err := e.c.doText(ctx, request{ep: epDepth, params: p, weight: depthWeight(depth), sizeHint: 64 + 70*depth})
-	if err != nil {
-		return nil, err
-	}
-	b, err := parseBook(body)
-	if err != nil {
-		return nil, badAnswer(epDepth, err)
-	}
-	return b, nil
+	return rest.Fetch(ctx, e.c.doText, request{ep: epDepth, params: p, weight: depthWeight(depth), sizeHint: 64 + 70*depth}, parseBook)
 }
 
 // bookSide is one side of a book, best price first, as Binance wrote it.

@@ -2,12 +2,10 @@ package binance
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -418,9 +416,7 @@ func (e *Exchange) Symbols(ctx context.Context, cred exgate.Credential, f exgate
 	for _, mk := range set.byPair {
 		out = append(out, mk.info())
 	}
-	slices.SortFunc(out, func(a, b exgate.SymbolInfo) int {
-		return cmp.Or(cmp.Compare(a.Asset1, b.Asset1), cmp.Compare(a.Asset2, b.Asset2))
-	})
+	rest.SortSymbols(out)
 	return out, nil
 }
 

@@ -16,9 +16,9 @@ import (
 	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
-// clientIDPattern is what Binance accepts as newClientOrderId
-// (errors.md, -1100 message for newClientOrderId).
-var clientIDPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,36}$`)
+// clientIDRule is what Binance accepts as newClientOrderId (errors.md,
+// -1100 message for newClientOrderId).
+var clientIDRule = rest.ClientIDRule{Exchange: "binance", Pattern: regexp.MustCompile(`^[a-zA-Z0-9_-]{1,36}$`), Allowed: "1 to 36 characters of [a-zA-Z0-9_-]"}
 
 // orderPlan is what PlaceMarketOrder sends: one quantity parameter, and
 // the quantity it reports (the same, except for a quote quantity converted
@@ -37,13 +37,7 @@ type orderPlan struct {
 // against the order book). The quantity is rounded down first, and refused
 // locally (nothing sent) when under the symbol's minimums.
 func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest) (exgate.Order, error) {
-	if !clientIDPattern.MatchString(req.ClientOrderID) {
-		return exgate.Order{}, exgate.ParamError("clientOrderId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client order id")
-	}
-	if err := rest.CheckOrder(req); err != nil {
-		return exgate.Order{}, err
-	}
-	mk, err := e.markets.lookup(ctx, req.Symbol)
+	mk, err := rest.PrepareOrder(ctx, req, clientIDRule, true, e.markets.lookup)
 	if err != nil {
 		return exgate.Order{}, err
 	}
@@ -64,15 +58,9 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 	p.Add(plan.param, plan.qty.String())
 	p.Add("newClientOrderId", req.ClientOrderID)
 	p.Add("newOrderRespType", "FULL")
-	body, err := e.c.do(ctx, request{ep: epNewOrder, params: p, cred: &cred})
+	o, err := rest.SendOrder(ctx, e.log, "binance", "order", e.c.do, request{ep: epNewOrder, params: p, cred: &cred}, parseOrder, req.ClientOrderID, "symbol", mk.symbol)
 	if err != nil {
-		e.log.WarnContext(ctx, "binance order not placed", "clientOrderId", req.ClientOrderID, "symbol", mk.symbol, "err", err)
 		return exgate.Order{}, err
-	}
-	o, err := parseOrder(body)
-	if err != nil {
-		e.log.ErrorContext(ctx, "binance order answer unreadable", "clientOrderId", req.ClientOrderID, "err", err)
-		return exgate.Order{}, badAnswer(epNewOrder, err)
 	}
 	if o.ClientOrderID != req.ClientOrderID {
 		e.log.WarnContext(ctx, "binance answered with another client order id", "sent", req.ClientOrderID, "got", o.ClientOrderID)
@@ -410,8 +398,8 @@ func parseTrades(body []byte, orderID int64) ([]fillJSON, error) {
 // minimum, which applies to every LIMIT order whatever its apply-to-market
 // flag (filters.md). It returns the market and the rounded quantity.
 func (e *Exchange) checkLimit(ctx context.Context, req exgate.LimitOrderRequest) (*market, decimal.Decimal, error) {
-	if !validClientID(req.ClientOrderID, false) {
-		return nil, decimal.Zero, exgate.ParamError("clientOrderId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client order id")
+	if err := clientIDRule.Check(req.ClientOrderID, false); err != nil {
+		return nil, decimal.Zero, err
 	}
 	if err := req.Validate(); err != nil {
 		return nil, decimal.Zero, err
@@ -475,19 +463,13 @@ func limitParams(mk *market, req exgate.LimitOrderRequest, q decimal.Decimal) re
 	return p
 }
 
-// validClientID reports whether id is a client order id Binance takes; an
-// empty one only when not required (a test order without one).
-func validClientID(id string, required bool) bool {
-	return (id == "" && !required) || clientIDPattern.MatchString(id)
-}
-
 // PlaceLimitOrder sends one LIMIT order (GTC, IOC or FOK) or, for
 // postOnly, one LIMIT_MAKER order with newClientOrderId = the gateway's
 // id and newOrderRespType=FULL, after checkLimit. It is never retried: an
 // unknown outcome is EXCHANGE_TIMEOUT and the journal reads the order.
 func (e *Exchange) PlaceLimitOrder(ctx context.Context, cred exgate.Credential, req exgate.LimitOrderRequest) (exgate.Order, error) {
-	if !validClientID(req.ClientOrderID, true) {
-		return exgate.Order{}, exgate.ParamError("clientOrderId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client order id")
+	if err := clientIDRule.Check(req.ClientOrderID, true); err != nil {
+		return exgate.Order{}, err
 	}
 	mk, q, err := e.checkLimit(ctx, req)
 	if err != nil {
@@ -495,15 +477,9 @@ func (e *Exchange) PlaceLimitOrder(ctx context.Context, cred exgate.Credential, 
 	}
 	p := limitParams(mk, req, q)
 	p.Add("newOrderRespType", "FULL")
-	body, err := e.c.do(ctx, request{ep: epNewOrder, params: p, cred: &cred})
+	o, err := rest.SendOrder(ctx, e.log, "binance", "limit order", e.c.do, request{ep: epNewOrder, params: p, cred: &cred}, parseOrder, req.ClientOrderID, "symbol", mk.symbol)
 	if err != nil {
-		e.log.WarnContext(ctx, "binance limit order not placed", "clientOrderId", req.ClientOrderID, "symbol", mk.symbol, "err", err)
 		return exgate.Order{}, err
-	}
-	o, err := parseOrder(body)
-	if err != nil {
-		e.log.ErrorContext(ctx, "binance order answer unreadable", "clientOrderId", req.ClientOrderID, "err", err)
-		return exgate.Order{}, badAnswer(epNewOrder, err)
 	}
 	out := e.orderOf(ctx, mk, o, req.ClientOrderID)
 	out.OpenAt = cmp.Or(o.TransactTime, o.WorkingTime)
@@ -559,13 +535,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 			OpenAt: now, CloseAt: now, Exchange: exgate.ExchangeBinance, ClientOrderID: r.ClientOrderID}, nil
 	case req.Market != nil:
 		r := *req.Market
-		if !validClientID(r.ClientOrderID, false) {
-			return exgate.Order{}, exgate.ParamError("clientOrderId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client order id")
-		}
-		if err := rest.CheckOrder(r); err != nil {
-			return exgate.Order{}, err
-		}
-		mk, err := e.markets.lookup(ctx, r.Symbol)
+		mk, err := rest.PrepareOrder(ctx, r, clientIDRule, false, e.markets.lookup)
 		if err != nil {
 			return exgate.Order{}, err
 		}
@@ -587,9 +557,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		if _, err := e.c.do(ctx, request{ep: epTestOrder, params: p, cred: &cred}); err != nil {
 			return exgate.Order{}, err
 		}
-		return exgate.Order{ID: r.ClientOrderID, Asset1: mk.pair.Base, Asset2: mk.pair.Quote, Status: exgate.OrderTest,
-			Type: exgate.OrderTypeMarket, Side: r.Side, Quantity: exgate.NewNumber(plan.report), QuantityIn: plan.reportIn.Asset(mk.pair),
-			OpenAt: now, CloseAt: now, Exchange: exgate.ExchangeBinance, ClientOrderID: r.ClientOrderID}, nil
+		return rest.TestedMarketOrder(exgate.ExchangeBinance, r, mk.pair, plan.report, plan.reportIn, now), nil
 	}
 	return exgate.Order{}, exgate.ParamError("type", "a test order is a market or a limit order")
 }
@@ -687,12 +655,8 @@ func (e *Exchange) RecentOrders(ctx context.Context, cred exgate.Credential, f e
 	return e.orderList(ctx, request{ep: epAllOrders, params: p, cred: &cred}, limit)
 }
 
-func historyLimit(n int) int {
-	if n <= 0 {
-		return exgate.DefaultRecentLimit
-	}
-	return min(n, exgate.MaxRecentLimit)
-}
+// historyLimit is the number of records a history call returns.
+func historyLimit(n int) int { return rest.Limit(n, exgate.DefaultRecentLimit, exgate.MaxRecentLimit) }
 
 // orderList reads an array of orders and returns them newest first, at
 // most limit (0: all).

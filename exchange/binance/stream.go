@@ -1,6 +1,7 @@
 package binance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 	"github.com/exgate/exgate/exchange/internal/wsstream"
 )
 
@@ -41,22 +43,12 @@ type streamConfig struct {
 }
 
 func newStreamConfig(opts Options) streamConfig {
-	c := streamConfig{
-		url:     strings.TrimRight(opts.StreamURL, "/"),
-		apiURL:  opts.WSAPIURL,
-		idle:    opts.StreamIdle,
+	return streamConfig{
+		url:     cmp.Or(strings.TrimRight(opts.StreamURL, "/"), DefaultStreamURL),
+		apiURL:  cmp.Or(opts.WSAPIURL, DefaultWSAPIURL),
+		idle:    rest.PositiveOr(opts.StreamIdle, DefaultStreamIdle),
 		backoff: wsstream.Backoff{Min: opts.StreamBackoffMin, Max: opts.StreamBackoffMax},
 	}
-	if c.url == "" {
-		c.url = DefaultStreamURL
-	}
-	if c.apiURL == "" {
-		c.apiURL = DefaultWSAPIURL
-	}
-	if c.idle <= 0 {
-		c.idle = DefaultStreamIdle
-	}
-	return c
 }
 
 // run is wsstream.Run with the adapter's backoff and logger.

@@ -23,15 +23,7 @@ import (
 // Balances returns the assets with a non-zero free or locked amount, from
 // GET /api/v3/account?omitZeroBalances=true.
 func (e *Exchange) Balances(ctx context.Context, cred exgate.Credential) ([]exgate.Balance, error) {
-	body, err := e.c.do(ctx, request{ep: epAccount, params: rest.Params{{"omitZeroBalances", "true"}}, cred: &cred})
-	if err != nil {
-		return nil, err
-	}
-	bs, err := parseBalances(body)
-	if err != nil {
-		return nil, badAnswer(epAccount, err)
-	}
-	return bs, nil
+	return rest.Fetch(ctx, e.c.do, request{ep: epAccount, params: rest.Params{{"omitZeroBalances", "true"}}, cred: &cred}, parseBalances)
 }
 
 // parseBalances reads the balances of an account answer, dropping zero
@@ -71,13 +63,9 @@ func (e *Exchange) RecentDeposits(ctx context.Context, cred exgate.Credential, f
 		p.Add("coin", exgate.NormalizeAsset(f.Asset))
 	}
 	p.Add("limit", "1000")
-	body, err := e.c.do(ctx, request{ep: epDepositHist, params: p, cred: &cred})
+	ds, err := rest.Fetch(ctx, e.c.do, request{ep: epDepositHist, params: p, cred: &cred}, parseDeposits)
 	if err != nil {
 		return nil, err
-	}
-	ds, err := parseDeposits(body)
-	if err != nil {
-		return nil, badAnswer(epDepositHist, err)
 	}
 	out := ds[:0]
 	for _, d := range ds {
@@ -123,15 +111,7 @@ func parseDeposits(body []byte) ([]exgate.Deposit, error) {
 			RawStatus: strconv.Itoa(r.Status),
 		})
 	}
-	slices.SortStableFunc(out, func(a, b exgate.Deposit) int {
-		switch {
-		case a.Timestamp > b.Timestamp:
-			return -1
-		case a.Timestamp < b.Timestamp:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b exgate.Deposit) int { return cmp.Compare(b.Timestamp, a.Timestamp) })
 	return out, nil
 }
 
@@ -187,7 +167,7 @@ func (e *Exchange) DepositAddress(ctx context.Context, cred exgate.Credential, r
 // given, so the adapter sends req.Amount plus the network's withdrawFee:
 // the destination receives req.Amount, the account is debited the sum.
 func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exgate.WithdrawalRequest) (exgate.Withdrawal, error) {
-	if !clientIDPattern.MatchString(req.ClientWithdrawalID) {
+	if !clientIDRule.Pattern.MatchString(req.ClientWithdrawalID) {
 		return exgate.Withdrawal{}, exgate.ParamError("clientWithdrawalId", "binance takes 1 to 36 characters of [a-zA-Z0-9_-] as a client withdrawal id")
 	}
 	coin := exgate.NormalizeAsset(req.Asset)
@@ -316,13 +296,9 @@ func (e *Exchange) withdrawal(ctx context.Context, cred exgate.Credential, q exg
 	default:
 		return exgate.Withdrawal{}, exgate.ParamError("clientWithdrawalId", "a withdrawal is looked up by its client withdrawal id")
 	}
-	body, err := e.c.do(ctx, request{ep: epWithdrawHist, params: p, cred: &cred})
+	ws, err := rest.Fetch(ctx, e.c.do, request{ep: epWithdrawHist, params: p, cred: &cred}, parseWithdrawals)
 	if err != nil {
 		return exgate.Withdrawal{}, err
-	}
-	ws, err := parseWithdrawals(body)
-	if err != nil {
-		return exgate.Withdrawal{}, badAnswer(epWithdrawHist, err)
 	}
 	for _, w := range ws {
 		if (q.ClientWithdrawalID != "" && w.ClientWithdrawalID == q.ClientWithdrawalID) ||
@@ -540,13 +516,9 @@ func (e *Exchange) RecentWithdrawals(ctx context.Context, cred exgate.Credential
 	if f.Asset != "" {
 		p.Add("coin", exgate.NormalizeAsset(f.Asset))
 	}
-	body, err := e.c.do(ctx, request{ep: epWithdrawHist, params: p, cred: &cred})
+	ws, err := rest.Fetch(ctx, e.c.do, request{ep: epWithdrawHist, params: p, cred: &cred}, parseWithdrawals)
 	if err != nil {
 		return nil, err
-	}
-	ws, err := parseWithdrawals(body)
-	if err != nil {
-		return nil, badAnswer(epWithdrawHist, err)
 	}
 	out := make([]exgate.Withdrawal, 0, len(ws))
 	for _, w := range ws {

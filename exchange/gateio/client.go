@@ -334,22 +334,7 @@ func (c *client) observe(ctx context.Context, r request, h http.Header) {
 // Concurrent callers share one request.
 func (c *client) resync(ctx context.Context, ae *apiError) {
 	ch := c.group.DoChan("time", func() (any, error) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		t0 := c.Now()
-		body, err := c.once(ctx, request{ep: epTime})
-		if err != nil {
-			return nil, err
-		}
-		t1 := c.Now()
-		ms, err := parseServerTime(body)
-		if err != nil {
-			return nil, err
-		}
-		mid := t0.Add(t1.Sub(t0) / 2)
-		c.offset.Store(ms - mid.UnixMilli())
-		c.Log.InfoContext(ctx, "gateio clock offset learned", "offsetMs", c.offset.Load())
-		return nil, nil
+		return nil, c.LearnOffset(ctx, &c.offset, c.serverMillis)
 	})
 	var err error
 	select {
@@ -369,6 +354,15 @@ func (c *client) resync(ctx context.Context, ae *apiError) {
 	c.Log.ErrorContext(ctx, "gateio clock offset not learned", "err", err)
 }
 
+// serverMillis reads GET /spot/time: Gate's clock in Unix milliseconds.
+func (c *client) serverMillis(ctx context.Context) (int64, error) {
+	body, err := c.once(ctx, request{ep: epTime})
+	if err != nil {
+		return 0, err
+	}
+	return parseServerTime(body)
+}
+
 // parseServerTime reads {"server_time": ms}.
 func parseServerTime(body []byte) (int64, error) {
 	var st struct {
@@ -386,12 +380,9 @@ func parseServerTime(body []byte) (int64, error) {
 // EXCHANGE_TIMEOUT, never a failure: the gateway then reconciles by client
 // id.
 func (c *client) classify(ep endpoint, err error) *exgate.Error {
-	if e, ok := rest.Classify(err, ep.name, ep.write); ok {
-		return e
-	}
-	ae, ok := errors.AsType[*apiError](err)
-	if !ok {
-		return &exgate.Error{Code: exgate.CodeExchangeError, Detail: "gateio call failed", Err: err}
+	settled, ae := rest.ClassifyAs[*apiError](err, "gateio", ep.name, ep.write)
+	if settled != nil {
+		return settled
 	}
 	return classifyAPI(ep, ae)
 }
@@ -435,11 +426,12 @@ func classifyAPI(ep endpoint, ae *apiError) *exgate.Error {
 	return out
 }
 
-// badAnswer is the error for a 2xx answer the adapter cannot read. After a
-// write it means the outcome is unknown.
+// badAnswer is the error for a 2xx answer to ep that the adapter cannot
+// read (rest.BadAnswer). After a write it means the outcome is unknown.
 func badAnswer(ep endpoint, err error) *exgate.Error {
-	if ep.write {
-		return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: "gateio answered the " + ep.name + " request unreadably; its outcome is unknown", Err: err}
-	}
-	return &exgate.Error{Code: exgate.CodeExchangeError, Detail: "gateio answered the " + ep.name + " request unreadably", Err: err}
+	return rest.BadAnswer("gateio", ep.name, ep.write, err)
 }
+
+// Unreadable is badAnswer for r's endpoint: r as a rest.Request, for
+// rest.Fetch and rest.SendOrder.
+func (r request) Unreadable(err error) *exgate.Error { return badAnswer(r.ep, err) }

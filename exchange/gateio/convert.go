@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // budget names one of Gate's rate-limit families.
@@ -265,17 +266,6 @@ var gateChains = map[string]string{
 	"AVAXC":    "AVAX_C",
 }
 
-// networkAliases are other names clients use for the normalized codes.
-var networkAliases = map[string]string{
-	"ERC20":   "ETH",
-	"TRC20":   "TRX",
-	"BEP20":   "BSC",
-	"POLYGON": "MATIC",
-	"ARB":     "ARBITRUM",
-	"OP":      "OPTIMISM",
-	"AVAX":    "AVAXC",
-}
-
 // networkCodes is gateChains the other way round, plus Gate's older
 // Polygon chain code.
 var networkCodes = func() map[string]string {
@@ -288,10 +278,7 @@ var networkCodes = func() map[string]string {
 
 // chainOf maps a network code (or an alias) to Gate's chain code.
 func chainOf(network string) string {
-	n := exgate.NormalizeAsset(network)
-	if a, ok := networkAliases[n]; ok {
-		n = a
-	}
+	n := rest.NetworkCode(network)
 	if c, ok := gateChains[n]; ok {
 		return c
 	}

@@ -7,17 +7,14 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // ServerTime is Gate.io's clock: GET /api/v4/spot/time.
 func (e *Exchange) ServerTime(ctx context.Context) (time.Time, error) {
-	body, err := e.c.do(ctx, request{ep: epTime})
+	ms, err := rest.Fetch(ctx, e.c.do, request{ep: epTime}, parseServerTime)
 	if err != nil {
 		return time.Time{}, err
-	}
-	ms, err := parseServerTime(body)
-	if err != nil {
-		return time.Time{}, badAnswer(epTime, err)
 	}
 	return time.UnixMilli(ms), nil
 }

@@ -90,18 +90,12 @@ func New(opts Options) *Exchange {
 		Limiter: opts.Limiter, MaxWait: opts.MaxWait, Backoff: opts.RetryBackoff}.WithDefaults(DefaultBaseURL)
 	// The API prefix is part of every request path.
 	t.BaseURL = strings.TrimRight(strings.TrimSuffix(t.BaseURL, apiPrefix), "/")
-	if opts.MarketsTTL <= 0 {
-		opts.MarketsTTL = 10 * time.Minute
-	}
-	if opts.ChainsTTL <= 0 {
-		opts.ChainsTTL = 10 * time.Minute
-	}
 	c := &client{Transport: t}
 	return &Exchange{
 		c:       c,
 		log:     t.Log,
-		markets: &markets{c: c, ttl: opts.MarketsTTL, minRefresh: time.Minute},
-		chains:  &chainCache{c: c, ttl: opts.ChainsTTL, entries: map[string]*chainEntry{}},
+		markets: &markets{c: c, ttl: rest.PositiveOr(opts.MarketsTTL, 10*time.Minute), minRefresh: time.Minute},
+		chains:  &chainCache{c: c, ttl: rest.PositiveOr(opts.ChainsTTL, 10*time.Minute), entries: map[string]*chainEntry{}},
 		stream:  newStreamOptions(opts),
 	}
 }

@@ -22,11 +22,7 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 	if !ok {
 		return nil, exgate.ParamError("interval", "unknown interval %q", req.Interval)
 	}
-	limit := req.Limit
-	if limit <= 0 {
-		limit = exgate.DefaultKlineLimit
-	}
-	limit = min(limit, exgate.MaxKlineLimit)
+	limit := rest.Limit(req.Limit, exgate.DefaultKlineLimit, exgate.MaxKlineLimit)
 	p, err := e.markets.lookup(ctx, req.Symbol)
 	if err != nil {
 		return nil, err
@@ -78,15 +74,7 @@ func (e *Exchange) nativeKlines(ctx context.Context, p *pair, iv exgate.Interval
 
 // candles sends one candlestick request.
 func (e *Exchange) candles(ctx context.Context, ps rest.Params) ([]candle, error) {
-	body, err := e.c.do(ctx, request{ep: epCandles, params: ps})
-	if err != nil {
-		return nil, err
-	}
-	cs, err := parseCandles(body)
-	if err != nil {
-		return nil, badAnswer(epCandles, err)
-	}
-	return cs, nil
+	return rest.Fetch(ctx, e.c.do, request{ep: epCandles, params: ps}, parseCandles)
 }
 
 // kline builds one normalized kline starting at open.
@@ -138,7 +126,7 @@ func (e *Exchange) builtKlines(ctx context.Context, p *pair, iv, source exgate.I
 	first := last
 	oldest := source.Start(now).Add(-time.Duration(maxCandlesAgo-1) * step)
 	for n := 1; n < limit; n++ {
-		prev := previous(iv, first)
+		prev := iv.Previous(first)
 		if prev.Before(oldest) {
 			break
 		}
@@ -171,18 +159,6 @@ func (e *Exchange) builtKlines(ctx context.Context, p *pair, iv, source exgate.I
 		out = out[len(out)-limit:]
 	}
 	return out, nil
-}
-
-// previous returns the start of the interval before the one starting at
-// start.
-func previous(iv exgate.Interval, start time.Time) time.Time {
-	switch iv {
-	case exgate.Interval1M:
-		return start.AddDate(0, -1, 0)
-	case exgate.Interval1w:
-		return start.AddDate(0, 0, -7)
-	}
-	return start.Add(-iv.Duration())
 }
 
 // aggregate builds iv klines from ascending source candles: open of the
@@ -236,11 +212,7 @@ func aggregate(iv, source exgate.Interval, cs []candle) ([]exgate.Kline, error) 
 // OrderBook returns at most req.Limit levels per side from
 // GET /spot/order_book (Gate serves at most 1000).
 func (e *Exchange) OrderBook(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) (exgate.OrderBook, error) {
-	limit := req.Limit
-	if limit <= 0 {
-		limit = exgate.DefaultOrderBookLimit
-	}
-	limit = min(limit, maxBookLimit, exgate.MaxOrderBookLimit)
+	limit := min(rest.Limit(req.Limit, exgate.DefaultOrderBookLimit, exgate.MaxOrderBookLimit), maxBookLimit)
 	p, err := e.markets.lookup(ctx, req.Symbol)
 	if err != nil {
 		return exgate.OrderBook{}, err

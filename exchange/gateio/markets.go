@@ -1,10 +1,8 @@
 package gateio
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -94,13 +92,9 @@ func (m *markets) load(ctx context.Context) (*pairSet, error) {
 	ch := m.group.DoChan("pairs", func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		body, err := m.c.do(ctx, request{ep: epPairs})
+		rows, err := rest.Fetch(ctx, m.c.do, request{ep: epPairs}, parsePairs)
 		if err != nil {
 			return nil, err
-		}
-		rows, err := parsePairs(body)
-		if err != nil {
-			return nil, badAnswer(epPairs, err)
 		}
 		set := &pairSet{bySym: make(map[exgate.Symbol]*pair, len(rows)), byID: make(map[string]*pair, len(rows)), fetched: m.c.Now()}
 		for _, r := range rows {
@@ -235,8 +229,6 @@ func (e *Exchange) Symbols(ctx context.Context, cred exgate.Credential, f exgate
 	for _, p := range set.bySym {
 		out = append(out, p.info())
 	}
-	slices.SortFunc(out, func(a, b exgate.SymbolInfo) int {
-		return cmp.Or(strings.Compare(a.Asset1, b.Asset1), strings.Compare(a.Asset2, b.Asset2))
-	})
+	rest.SortSymbols(out)
 	return out, nil
 }

@@ -18,10 +18,10 @@ import (
 	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
-// clientIDPattern is what Gate accepts after the "t-" prefix of an order's
+// clientIDRule is what Gate accepts after the "t-" prefix of an order's
 // text: at most 28 bytes of 0-9 A-Z a-z _ - . (Gate API v4 docs, Order
 // `text`).
-var clientIDPattern = regexp.MustCompile(`^[0-9A-Za-z_.-]{1,28}$`)
+var clientIDRule = rest.ClientIDRule{Exchange: "gateio", Pattern: regexp.MustCompile(`^[0-9A-Za-z_.-]{1,28}$`), Allowed: "1 to 28 characters of [0-9A-Za-z_.-]"}
 
 // textPrefix starts every client order id Gate accepts.
 const textPrefix = "t-"
@@ -56,13 +56,7 @@ type createOrderBody struct {
 // order book first (see plan). Quantities are rounded down and refused
 // locally (nothing sent) under the pair's minimums.
 func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest) (exgate.Order, error) {
-	if !clientIDPattern.MatchString(req.ClientOrderID) {
-		return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
-	}
-	if err := rest.CheckOrder(req); err != nil {
-		return exgate.Order{}, err
-	}
-	p, err := e.markets.lookup(ctx, req.Symbol)
+	p, err := rest.PrepareOrder(ctx, req, clientIDRule, true, e.markets.lookup)
 	if err != nil {
 		return exgate.Order{}, err
 	}
@@ -87,15 +81,9 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 		return exgate.Order{}, fmt.Errorf("gateio: encoding order: %w", err)
 	}
 	r := request{ep: epCreateOrder, body: body, cred: &cred, pair: p.id, expires: e.expiry(ctx)}
-	answer, err := e.c.do(ctx, r)
+	o, err := rest.SendOrder(ctx, e.log, "gateio", "order", e.c.do, r, parseOrder, req.ClientOrderID, "pair", p.id)
 	if err != nil {
-		e.log.WarnContext(ctx, "gateio order not placed", "clientOrderId", req.ClientOrderID, "pair", p.id, "err", err)
 		return exgate.Order{}, err
-	}
-	o, err := parseOrder(answer)
-	if err != nil {
-		e.log.ErrorContext(ctx, "gateio order answer unreadable", "clientOrderId", req.ClientOrderID, "err", err)
-		return exgate.Order{}, badAnswer(epCreateOrder, err)
 	}
 	if o.Text != textPrefix+req.ClientOrderID {
 		e.log.WarnContext(ctx, "gateio answered with another text", "sent", textPrefix+req.ClientOrderID, "got", o.Text)
@@ -331,8 +319,8 @@ func (e *Exchange) QueryOrder(ctx context.Context, cred exgate.Credential, q exg
 	if q.ClientOrderID == "" && q.ExchangeOrderID == "" {
 		return exgate.Order{}, exgate.ParamError("clientOrderId", "an order is looked up by its client order id")
 	}
-	if q.ClientOrderID != "" && !clientIDPattern.MatchString(q.ClientOrderID) {
-		return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
+	if err := clientIDRule.Check(q.ClientOrderID, false); err != nil {
+		return exgate.Order{}, err
 	}
 	p, err := e.markets.lookup(ctx, q.Symbol)
 	if err != nil {
@@ -399,15 +387,7 @@ func orderName(q exgate.OrderQuery) string {
 func (e *Exchange) getOrder(ctx context.Context, cred exgate.Credential, p *pair, id string) (orderJSON, error) {
 	var ps rest.Params
 	ps.Add("currency_pair", p.id)
-	body, err := e.c.do(ctx, request{ep: epGetOrder, id: id, params: ps, cred: &cred})
-	if err != nil {
-		return orderJSON{}, err
-	}
-	o, err := parseOrder(body)
-	if err != nil {
-		return orderJSON{}, badAnswer(epGetOrder, err)
-	}
-	return o, nil
+	return rest.Fetch(ctx, e.c.do, request{ep: epGetOrder, id: id, params: ps, cred: &cred}, parseOrder)
 }
 
 // Finished-order search: pages of listPageSize orders, at most
@@ -429,13 +409,9 @@ func (e *Exchange) findFinished(ctx context.Context, cred exgate.Credential, p *
 		ps.Add("limit", strconv.Itoa(listPageSize))
 		ps.Add("from", strconv.FormatInt(now.Add(-listWindow).Unix(), 10))
 		ps.Add("to", strconv.FormatInt(now.Add(time.Minute).Unix(), 10))
-		body, err := e.c.do(ctx, request{ep: epListOrders, params: ps, cred: &cred})
+		os, err := rest.Fetch(ctx, e.c.do, request{ep: epListOrders, params: ps, cred: &cred}, parseOrders)
 		if err != nil {
 			return orderJSON{}, false, err
-		}
-		os, err := parseOrders(body)
-		if err != nil {
-			return orderJSON{}, false, badAnswer(epListOrders, err)
 		}
 		for _, o := range os {
 			if o.Text == text {
@@ -517,8 +493,8 @@ var _ exgate.OrderManager = (*Exchange)(nil)
 // amount and of the notional (QUANTITY_TOO_SMALL with the limit). It
 // returns the pair and the rounded quantity.
 func (e *Exchange) checkLimit(ctx context.Context, req exgate.LimitOrderRequest) (*pair, decimal.Decimal, error) {
-	if req.ClientOrderID != "" && !clientIDPattern.MatchString(req.ClientOrderID) {
-		return nil, decimal.Decimal{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
+	if err := clientIDRule.Check(req.ClientOrderID, false); err != nil {
+		return nil, decimal.Decimal{}, err
 	}
 	if err := req.Validate(); err != nil {
 		return nil, decimal.Decimal{}, err
@@ -590,15 +566,9 @@ func (e *Exchange) PlaceLimitOrder(ctx context.Context, cred exgate.Credential, 
 	if err != nil {
 		return exgate.Order{}, fmt.Errorf("gateio: encoding order: %w", err)
 	}
-	answer, err := e.c.do(ctx, request{ep: epCreateOrder, body: body, cred: &cred, pair: p.id, expires: e.expiry(ctx)})
+	o, err := rest.SendOrder(ctx, e.log, "gateio", "limit order", e.c.do, request{ep: epCreateOrder, body: body, cred: &cred, pair: p.id, expires: e.expiry(ctx)}, parseOrder, req.ClientOrderID, "pair", p.id)
 	if err != nil {
-		e.log.WarnContext(ctx, "gateio limit order not placed", "clientOrderId", req.ClientOrderID, "pair", p.id, "err", err)
 		return exgate.Order{}, err
-	}
-	o, err := parseOrder(answer)
-	if err != nil {
-		e.log.ErrorContext(ctx, "gateio order answer unreadable", "clientOrderId", req.ClientOrderID, "err", err)
-		return exgate.Order{}, badAnswer(epCreateOrder, err)
 	}
 	e.log.InfoContext(ctx, "gateio limit order placed", "clientOrderId", req.ClientOrderID, "orderId", o.ID, "status", o.Status, "finishAs", o.FinishAs)
 	if o.Status == "cancelled" && o.FinishAs == "poc" && !o.FilledAmount.IsPositive() {
@@ -654,13 +624,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		return e.limitAsSent(p, *req.Limit, qty, exgate.OrderTest), nil
 	case req.Market != nil:
 		r := *req.Market
-		if r.ClientOrderID != "" && !clientIDPattern.MatchString(r.ClientOrderID) {
-			return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
-		}
-		if err := rest.CheckOrder(r); err != nil {
-			return exgate.Order{}, err
-		}
-		p, err := e.markets.lookup(ctx, r.Symbol)
+		p, err := rest.PrepareOrder(ctx, r, clientIDRule, false, e.markets.lookup)
 		if err != nil {
 			return exgate.Order{}, err
 		}
@@ -671,13 +635,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		if err != nil {
 			return exgate.Order{}, err
 		}
-		now := e.c.Now().UnixMilli()
-		return exgate.Order{
-			ID: r.ClientOrderID, Asset1: p.sym.Base, Asset2: p.sym.Quote, Status: exgate.OrderTest,
-			Type: exgate.OrderTypeMarket, Side: r.Side, Quantity: exgate.NewNumber(plan.qty),
-			QuantityIn: r.QuantityIn.Asset(p.sym), OpenAt: now, CloseAt: now,
-			Exchange: exgate.ExchangeGateio, ClientOrderID: r.ClientOrderID,
-		}, nil
+		return rest.TestedMarketOrder(exgate.ExchangeGateio, r, p.sym, plan.qty, r.QuantityIn, e.c.Now().UnixMilli()), nil
 	}
 	return exgate.Order{}, exgate.ParamError("test", "nothing to test")
 }
@@ -707,8 +665,8 @@ func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req 
 	name := req.ExchangeOrderID
 	switch {
 	case req.ClientOrderID != "":
-		if !clientIDPattern.MatchString(req.ClientOrderID) {
-			return exgate.Order{}, exgate.ParamError("clientOrderId", "gateio takes 1 to 28 characters of [0-9A-Za-z_.-] as a client order id")
+		if err := clientIDRule.Check(req.ClientOrderID, true); err != nil {
+			return exgate.Order{}, err
 		}
 		name = textPrefix + req.ClientOrderID
 	case name == "":
@@ -840,13 +798,9 @@ func (e *Exchange) listOrders(ctx context.Context, cred exgate.Credential, p *pa
 		ps.Add("status", status)
 		ps.Add("page", strconv.Itoa(page))
 		ps.Add("limit", strconv.Itoa(size))
-		body, err := e.c.do(ctx, request{ep: epListOrders, params: ps, cred: &cred})
+		os, err := rest.Fetch(ctx, e.c.do, request{ep: epListOrders, params: ps, cred: &cred}, parseOrders)
 		if err != nil {
 			return nil, err
-		}
-		os, err := parseOrders(body)
-		if err != nil {
-			return nil, badAnswer(epListOrders, err)
 		}
 		out = append(out, os...)
 		if len(os) < size {
@@ -880,12 +834,7 @@ func nonNil[T any](xs []T) []T {
 }
 
 // limitOf is the number of records a history call returns.
-func limitOf(n int) int {
-	if n <= 0 {
-		return exgate.DefaultRecentLimit
-	}
-	return min(n, exgate.MaxRecentLimit)
-}
+func limitOf(n int) int { return rest.Limit(n, exgate.DefaultRecentLimit, exgate.MaxRecentLimit) }
 
 // RecentOrders returns at most f.Limit orders of the pair, open and
 // finished, newest first: GET /spot/orders with status=open and with
@@ -927,13 +876,9 @@ func (e *Exchange) Fills(ctx context.Context, cred exgate.Credential, f exgate.O
 	var ps rest.Params
 	ps.Add("currency_pair", p.id)
 	ps.Add("limit", strconv.Itoa(limitOf(f.Limit)))
-	body, err := e.c.do(ctx, request{ep: epMyTrades, params: ps, cred: &cred})
+	rows, err := rest.Fetch(ctx, e.c.do, request{ep: epMyTrades, params: ps, cred: &cred}, parseTrades)
 	if err != nil {
 		return nil, err
-	}
-	rows, err := parseTrades(body)
-	if err != nil {
-		return nil, badAnswer(epMyTrades, err)
 	}
 	out := make([]exgate.Fill, 0, len(rows))
 	for _, r := range rows {

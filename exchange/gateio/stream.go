@@ -1,6 +1,7 @@
 package gateio
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha512"
@@ -40,18 +41,12 @@ type streamOptions struct {
 }
 
 func newStreamOptions(o Options) streamOptions {
-	so := streamOptions{url: o.WSURL, ping: o.WSPingInterval, klineGrace: o.KlineCloseGrace,
-		backoff: wsstream.Backoff{Min: o.WSBackoffMin, Max: o.WSBackoffMax}}
-	if so.url == "" {
-		so.url = DefaultWSURL
+	return streamOptions{
+		url:        cmp.Or(o.WSURL, DefaultWSURL),
+		ping:       rest.PositiveOr(o.WSPingInterval, 10*time.Second),
+		klineGrace: rest.PositiveOr(o.KlineCloseGrace, 10*time.Second),
+		backoff:    wsstream.Backoff{Min: o.WSBackoffMin, Max: o.WSBackoffMax},
 	}
-	if so.ping <= 0 {
-		so.ping = 10 * time.Second
-	}
-	if so.klineGrace <= 0 {
-		so.klineGrace = 10 * time.Second
-	}
-	return so
 }
 
 // runConfig is the reconnect loop's configuration for one stream.

@@ -321,7 +321,7 @@ func (e *Exchange) klinesNow(ctx context.Context, p *pair, iv exgate.Interval, s
 	now := e.c.serverNow().UTC()
 	from := iv.Start(now)
 	if withPrevious {
-		from = previous(iv, from)
+		from = iv.Previous(from)
 	}
 	var ps rest.Params
 	ps.Add("currency_pair", p.id)

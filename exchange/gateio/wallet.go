@@ -23,13 +23,9 @@ import (
 // Balances returns every spot currency with a non-zero available or
 // locked amount, from GET /spot/accounts.
 func (e *Exchange) Balances(ctx context.Context, cred exgate.Credential) ([]exgate.Balance, error) {
-	body, err := e.c.do(ctx, request{ep: epAccounts, cred: &cred})
+	rows, err := rest.Fetch(ctx, e.c.do, request{ep: epAccounts, cred: &cred}, parseAccounts)
 	if err != nil {
 		return nil, err
-	}
-	rows, err := parseAccounts(body)
-	if err != nil {
-		return nil, badAnswer(epAccounts, err)
 	}
 	byAsset := map[string]int{}
 	out := make([]exgate.Balance, 0, len(rows))
@@ -68,13 +64,9 @@ func (e *Exchange) RecentDeposits(ctx context.Context, cred exgate.Credential, f
 	ps.Add("from", strconv.FormatInt(now.Add(-depositWindow).Add(time.Minute).Unix(), 10))
 	ps.Add("to", strconv.FormatInt(now.Unix(), 10))
 	ps.Add("limit", strconv.Itoa(depositLimit))
-	body, err := e.c.do(ctx, request{ep: epDeposits, params: ps, cred: &cred})
+	rows, err := rest.Fetch(ctx, e.c.do, request{ep: epDeposits, params: ps, cred: &cred}, parseDeposits)
 	if err != nil {
 		return nil, err
-	}
-	rows, err := parseDeposits(body)
-	if err != nil {
-		return nil, badAnswer(epDeposits, err)
 	}
 	out := make([]exgate.Deposit, 0, len(rows))
 	for _, r := range rows {
@@ -87,15 +79,7 @@ func (e *Exchange) RecentDeposits(ctx context.Context, cred exgate.Credential, f
 		}
 		out = append(out, d)
 	}
-	slices.SortStableFunc(out, func(a, b exgate.Deposit) int {
-		switch {
-		case a.Timestamp > b.Timestamp:
-			return -1
-		case a.Timestamp < b.Timestamp:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b exgate.Deposit) int { return cmp.Compare(b.Timestamp, a.Timestamp) })
 	return out, nil
 }
 
@@ -131,13 +115,9 @@ func (e *Exchange) DepositAddress(ctx context.Context, cred exgate.Credential, r
 	}
 	var ps rest.Params
 	ps.Add("currency", asset)
-	body, err := e.c.do(ctx, request{ep: epDepositAddress, params: ps, cred: &cred})
+	a, err := rest.Fetch(ctx, e.c.do, request{ep: epDepositAddress, params: ps, cred: &cred}, parseAddress)
 	if err != nil {
 		return exgate.DepositAddress{}, err
-	}
-	a, err := parseAddress(body)
-	if err != nil {
-		return exgate.DepositAddress{}, badAnswer(epDepositAddress, err)
 	}
 	var chains []string
 	for _, m := range a.MultichainAddresses {
@@ -256,13 +236,9 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 func (e *Exchange) withdrawAmount(ctx context.Context, cred exgate.Credential, asset string, ch chainJSON, net decimal.Decimal) (gross, fee decimal.Decimal, err error) {
 	var ps rest.Params
 	ps.Add("currency", asset)
-	body, err := e.c.do(ctx, request{ep: epWithdrawStatus, params: ps, cred: &cred})
+	rows, err := rest.Fetch(ctx, e.c.do, request{ep: epWithdrawStatus, params: ps, cred: &cred}, parseWithdrawStatus)
 	if err != nil {
 		return decimal.Zero, decimal.Zero, err
-	}
-	rows, err := parseWithdrawStatus(body)
-	if err != nil {
-		return decimal.Zero, decimal.Zero, badAnswer(epWithdrawStatus, err)
 	}
 	i := slices.IndexFunc(rows, func(r withdrawStatusJSON) bool { return strings.EqualFold(r.Currency, asset) })
 	if i < 0 {
@@ -361,13 +337,9 @@ func (e *Exchange) findWithdrawal(ctx context.Context, cred exgate.Credential, q
 		ps.Add("from", strconv.FormatInt(now.Add(-withdrawalWindow).Add(time.Minute).Unix(), 10))
 		ps.Add("to", strconv.FormatInt(now.Add(time.Minute).Unix(), 10))
 	}
-	body, err := e.c.do(ctx, request{ep: epWithdrawals, params: ps, cred: &cred})
+	rows, err := rest.Fetch(ctx, e.c.do, request{ep: epWithdrawals, params: ps, cred: &cred}, parseWithdrawals)
 	if err != nil {
 		return withdrawalJSON{}, err
-	}
-	rows, err := parseWithdrawals(body)
-	if err != nil {
-		return withdrawalJSON{}, badAnswer(epWithdrawals, err)
 	}
 	for _, r := range rows {
 		if q.ExchangeID != "" && string(r.ID) != q.ExchangeID {
@@ -444,13 +416,9 @@ func (cc *chainCache) get(ctx context.Context, asset string) ([]chainJSON, error
 		defer cancel()
 		var ps rest.Params
 		ps.Add("currency", asset)
-		body, err := cc.c.do(ctx, request{ep: epChains, params: ps})
+		rows, err := rest.Fetch(ctx, cc.c.do, request{ep: epChains, params: ps}, parseChains)
 		if err != nil {
 			return nil, err
-		}
-		rows, err := parseChains(body)
-		if err != nil {
-			return nil, badAnswer(epChains, err)
 		}
 		cc.mu.Lock()
 		cc.entries[asset] = &chainEntry{chains: rows, fetched: cc.c.Now()}
@@ -510,13 +478,9 @@ func (e *Exchange) RecentWithdrawals(ctx context.Context, cred exgate.Credential
 	ps.Add("from", strconv.FormatInt(now.Add(-withdrawalWindow).Add(time.Minute).Unix(), 10))
 	ps.Add("to", strconv.FormatInt(now.Add(time.Minute).Unix(), 10))
 	ps.Add("limit", strconv.Itoa(recentWithdrawalLimit))
-	body, err := e.c.do(ctx, request{ep: epWithdrawals, params: ps, cred: &cred})
+	rows, err := rest.Fetch(ctx, e.c.do, request{ep: epWithdrawals, params: ps, cred: &cred}, parseWithdrawals)
 	if err != nil {
 		return nil, err
-	}
-	rows, err := parseWithdrawals(body)
-	if err != nil {
-		return nil, badAnswer(epWithdrawals, err)
 	}
 	out := make([]exgate.Withdrawal, 0, len(rows))
 	for _, r := range rows {

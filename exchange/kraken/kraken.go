@@ -118,15 +118,12 @@ func New(opts Options) *Exchange {
 	if _, ok := restCounter[opts.Tier]; !ok {
 		opts.Tier = TierStarter
 	}
-	if opts.MarketsTTL <= 0 {
-		opts.MarketsTTL = defaultMarketsTTL
-	}
 	return &Exchange{
 		c: &client{Transport: t, nonces: opts.Nonces, shared: opts.KeyLocks, tier: opts.Tier},
 
 		now:        t.Now,
 		log:        t.Log,
-		marketsTTL: opts.MarketsTTL,
+		marketsTTL: rest.PositiveOr(opts.MarketsTTL, defaultMarketsTTL),
 		ws:         newStreamOptions(opts),
 	}
 }

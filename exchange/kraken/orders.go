@@ -567,13 +567,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		if err := e.c.private(ctx, cred, "AddOrder", form, kindValidate, mk.key, nil); err != nil {
 			return exgate.Order{}, err
 		}
-		now := e.now().UnixMilli()
-		return exgate.Order{
-			ID: r.ClientOrderID, Asset1: r.Symbol.Base, Asset2: r.Symbol.Quote, Status: exgate.OrderTest,
-			Type: exgate.OrderTypeMarket, Side: r.Side, Quantity: exgate.NewNumber(plan.quantity),
-			QuantityIn: r.QuantityIn.Asset(r.Symbol), OpenAt: now, CloseAt: now,
-			Exchange: exgate.ExchangeKraken, ClientOrderID: r.ClientOrderID,
-		}, nil
+		return rest.TestedMarketOrder(exgate.ExchangeKraken, r, r.Symbol, plan.quantity, r.QuantityIn, e.now().UnixMilli()), nil
 	}
 	return exgate.Order{}, exgate.ParamError("test", "nothing to test")
 }
@@ -737,12 +731,8 @@ func (e *Exchange) RecentOrders(ctx context.Context, cred exgate.Credential, f e
 	return out, nil
 }
 
-func limitOf(n int) int {
-	if n <= 0 {
-		return exgate.DefaultRecentLimit
-	}
-	return min(n, exgate.MaxRecentLimit)
-}
+// limitOf is the number of records a history call returns.
+func limitOf(n int) int { return rest.Limit(n, exgate.DefaultRecentLimit, exgate.MaxRecentLimit) }
 
 // krakenTrade is a TradesHistory row.
 type krakenTrade struct {

@@ -1,6 +1,7 @@
 package kraken
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 	"github.com/exgate/exgate/exchange/internal/wsstream"
 )
 
@@ -54,23 +56,13 @@ type streamOptions struct {
 }
 
 func newStreamOptions(o Options) streamOptions {
-	s := streamOptions{
-		url: o.WSURL, authURL: o.WSAuthURL, readTimeout: o.WSReadTimeout, pingInterval: o.WSPingInterval,
-		backoff: wsstream.Backoff{Min: o.WSBackoffMin, Max: o.WSBackoffMax},
+	return streamOptions{
+		url:          cmp.Or(o.WSURL, DefaultWSURL),
+		authURL:      cmp.Or(o.WSAuthURL, DefaultWSAuthURL),
+		readTimeout:  rest.PositiveOr(o.WSReadTimeout, defaultWSReadTimeout),
+		pingInterval: rest.PositiveOr(o.WSPingInterval, defaultWSPingInterval),
+		backoff:      wsstream.Backoff{Min: o.WSBackoffMin, Max: o.WSBackoffMax},
 	}
-	if s.url == "" {
-		s.url = DefaultWSURL
-	}
-	if s.authURL == "" {
-		s.authURL = DefaultWSAuthURL
-	}
-	if s.readTimeout <= 0 {
-		s.readTimeout = defaultWSReadTimeout
-	}
-	if s.pingInterval <= 0 {
-		s.pingInterval = defaultWSPingInterval
-	}
-	return s
 }
 
 // run is wsstream.Run with the adapter's backoff and logger.

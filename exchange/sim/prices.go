@@ -225,18 +225,6 @@ func (e *Exchange) kline(p *pairInfo, iv exgate.Interval, ivKey uint64, start, n
 	}
 }
 
-// previous returns the start of the interval before the one starting at
-// start.
-func previous(iv exgate.Interval, start time.Time) time.Time {
-	switch iv {
-	case exgate.Interval1M:
-		return start.AddDate(0, -1, 0)
-	case exgate.Interval1w:
-		return start.AddDate(0, 0, -7)
-	}
-	return start.Add(-iv.Duration())
-}
-
 // bookWalker generates one side of the book of a second, level by level.
 type bookWalker struct {
 	e     *Exchange

@@ -191,7 +191,7 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 	start := req.Interval.Start(now)
 	for i := limit - 1; i >= 0; i-- {
 		starts[i] = start
-		start = previous(req.Interval, start)
+		start = req.Interval.Previous(start)
 	}
 	ivKey := hashString("interval/" + string(req.Interval))
 	out := make([]exgate.Kline, limit)

@@ -75,3 +75,12 @@ func AccountKey(cred *exgate.Credential) string {
 	sum := sha256.Sum256([]byte(cred.Key))
 	return "k" + hex.EncodeToString(sum[:8])
 }
+
+// PositiveOr is d when it is positive, else def: a duration option's
+// value, where zero (or a negative value) asks for the default.
+func PositiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

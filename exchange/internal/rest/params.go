@@ -39,3 +39,13 @@ func Join(a, b string) string {
 	}
 	return a + "&" + b
 }
+
+// Limit is a request's limit as the adapters apply it: def when the
+// request sets none (n <= 0), else n capped at most (docs/contract.md 2.3
+// and 2.4 give each route's default and maximum).
+func Limit(n, def, most int) int {
+	if n <= 0 {
+		return def
+	}
+	return min(n, most)
+}

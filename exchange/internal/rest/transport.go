@@ -110,3 +110,19 @@ func Classify(err error, call string, write bool) (e *exgate.Error, ok bool) {
 	}
 	return nil, false
 }
+
+// ClassifyAs is Classify for an adapter whose exchange answers with
+// errors of type A (its apiError). settled is the answer when Classify has
+// one, or EXCHANGE_ERROR "<exchange> call failed" for an error that is
+// no A either; otherwise settled is nil and answer is the exchange's
+// error, for the adapter's own tables.
+func ClassifyAs[A error](err error, exchange, call string, write bool) (settled *exgate.Error, answer A) {
+	if e, ok := Classify(err, call, write); ok {
+		return e, answer
+	}
+	answer, ok := errors.AsType[A](err)
+	if !ok {
+		return &exgate.Error{Code: exgate.CodeExchangeError, Detail: exchange + " call failed", Err: err}, answer
+	}
+	return nil, answer
+}
