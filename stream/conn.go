@@ -66,9 +66,13 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 	c.wakeWriter()
 }
 
-func (c *conn) wakeWriter() {
+func (c *conn) wakeWriter() { wake(c.wake) }
+
+// wake signals ch (a channel of capacity one) without waiting: a signal
+// already pending is enough.
+func wake(ch chan<- struct{}) {
 	select {
-	case c.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }

@@ -123,9 +123,4 @@ func (w *watcher) dropped(_ *subscription, e *exgate.Error) {
 	w.signal()
 }
 
-func (w *watcher) signal() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
+func (w *watcher) signal() { wake(w.wake) }

@@ -28,26 +28,27 @@ func startWatch(t *testing.T, h *Hub, ctx context.Context, req Request) (msgs ch
 	return msgs, done
 }
 
-func nextMsg(t *testing.T, msgs chan map[string]any) map[string]any {
+// within returns the next value on ch, failing the test after 5 s.
+func within[T any](t *testing.T, ch chan T, what string) T {
 	t.Helper()
 	select {
-	case m := <-msgs:
-		return m
+	case v := <-ch:
+		return v
 	case <-time.After(5 * time.Second):
-		t.Fatal("no message")
-		return nil
+		t.Fatalf("no %s", what)
+		var zero T
+		return zero
 	}
+}
+
+func nextMsg(t *testing.T, msgs chan map[string]any) map[string]any {
+	t.Helper()
+	return within(t, msgs, "message")
 }
 
 func waitErr(t *testing.T, done chan error) error {
 	t.Helper()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(5 * time.Second):
-		t.Fatal("Watch did not return")
-		return nil
-	}
+	return within(t, done, "return from Watch")
 }
 
 // An in-process watcher shares the upstream subscription with the
