@@ -96,7 +96,8 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request, s session) {
 }
 
 // eventWriter writes Server-Sent Events from several goroutines, each
-// within liveWriteTimeout; a failed write ends the stream.
+// within liveWriteTimeout (which replaces the server's WriteTimeout, so
+// that the events outlive it); a failed write ends the stream.
 type eventWriter struct {
 	w      http.ResponseWriter
 	rc     *http.ResponseController

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -266,5 +267,25 @@ func TestLiveThroughHub(t *testing.T) {
 	}
 	if st := hub.Stats(); st.Watchers < 1 || st.Connections != 0 {
 		t.Fatalf("hub stats %+v, want the page's watchers", st)
+	}
+}
+
+// The events outlive the server's read and write timeouts (serve sets
+// both on the console's server): each write has a deadline of its own.
+func TestLiveOutlivesServerTimeouts(t *testing.T) {
+	live := newFakeLive()
+	e := newEnvWith(t, func(o *console.Options) { o.Live = live })
+	e.srv.Close()
+	e.srv = httptest.NewUnstartedServer(e.srv.Config.Handler)
+	e.srv.Config.ReadTimeout, e.srv.Config.WriteTimeout = 50*time.Millisecond, 50*time.Millisecond
+	e.srv.Start()
+	t.Cleanup(e.srv.Close)
+	s := e.loggedIn(t).events("/api/market/live")
+	book, _ := live.both(t)
+	time.Sleep(200 * time.Millisecond) // past both timeouts: the server's own clocks, no fake to move
+	msg := `{"channel":"book","asset1":"BTC","asset2":"USDT","data":{"bids":[],"asks":[]},"time":2}`
+	book.msgs <- []byte(msg)
+	if name, data, ok := s.next(); !ok || name != "book" || data != msg {
+		t.Fatalf("after the server's timeouts: %q %q %v", name, data, ok)
 	}
 }
