@@ -267,7 +267,7 @@ func TestWithoutSession(t *testing.T) {
 			t.Errorf("GET %s without a session = %d %q, want 303 to /login", path, code, hd.Get("Location"))
 		}
 	}
-	for _, path := range []string{"/api/market/klines", "/api/market/book", "/api/nope"} {
+	for _, path := range []string{"/api/market/klines", "/api/market/book", "/api/market/live", "/api/nope"} {
 		code, hd, body := b.get(path)
 		if code != http.StatusUnauthorized || hd.Get("Content-Type") != "application/problem+json" || !strings.Contains(body, `"status":401`) {
 			t.Errorf("GET %s without a session = %d %s %s, want a 401 problem", path, code, hd.Get("Content-Type"), body)
