@@ -1,8 +1,10 @@
 package exgate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -211,6 +213,15 @@ type SymbolInfo struct {
 	MinQuantity  string       `json:"minQuantity"`
 	MinNotional  string       `json:"minNotional"`
 	OrderTypes   []string     `json:"orderTypes"`
+}
+
+// SortSymbols puts a symbol list in the order GET /v1/market/symbols
+// answers it on every exchange (docs/contract.md 2.4): by asset1, then
+// asset2.
+func SortSymbols(list []SymbolInfo) {
+	slices.SortFunc(list, func(a, b SymbolInfo) int {
+		return cmp.Or(cmp.Compare(a.Asset1, b.Asset1), cmp.Compare(a.Asset2, b.Asset2))
+	})
 }
 
 // SymbolFilter narrows Symbols to one pair when Symbol is not zero.

@@ -416,7 +416,7 @@ func (e *Exchange) Symbols(ctx context.Context, cred exgate.Credential, f exgate
 	for _, mk := range set.byPair {
 		out = append(out, mk.info())
 	}
-	rest.SortSymbols(out)
+	exgate.SortSymbols(out)
 	return out, nil
 }
 

@@ -2,6 +2,7 @@ package exchangetest
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -97,6 +98,21 @@ func testSymbols(t *testing.T, s *suite, om exgate.OrderManager) {
 	if err != nil || len(all) < 1 {
 		s.errorf("Symbols() = %d markets, %v", len(all), err)
 	}
+	// One order on every exchange (exgate.SortSymbols): by asset1, then
+	// asset2.
+	sorted := slices.Clone(all)
+	exgate.SortSymbols(sorted)
+	if !slices.Equal(symbolNames(sorted), symbolNames(all)) {
+		s.errorf("Symbols() not by asset1 then asset2: %v", symbolNames(all))
+	}
+}
+
+func symbolNames(list []exgate.SymbolInfo) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = s.Asset1 + "/" + s.Asset2
+	}
+	return out
 }
 
 func contains(xs []string, x string) bool {

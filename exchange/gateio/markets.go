@@ -229,6 +229,6 @@ func (e *Exchange) Symbols(ctx context.Context, cred exgate.Credential, f exgate
 	for _, p := range set.bySym {
 		out = append(out, p.info())
 	}
-	rest.SortSymbols(out)
+	exgate.SortSymbols(out)
 	return out, nil
 }

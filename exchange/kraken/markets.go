@@ -268,9 +268,7 @@ func (e *Exchange) Symbols(ctx context.Context, _ exgate.Credential, f exgate.Sy
 		}
 		out = append(out, mk.info())
 	}
-	slices.SortFunc(out, func(a, b exgate.SymbolInfo) int {
-		return strings.Compare(a.Asset1+"/"+a.Asset2, b.Asset1+"/"+b.Asset2)
-	})
+	exgate.SortSymbols(out)
 	return out, nil
 }
 

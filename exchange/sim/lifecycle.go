@@ -120,6 +120,7 @@ func (e *Exchange) Symbols(ctx context.Context, cred exgate.Credential, f exgate
 			OrderTypes: []string{exgate.OrderTypeMarket, exgate.OrderTypeLimit},
 		})
 	}
+	exgate.SortSymbols(out)
 	return out, nil
 }
 

@@ -1,24 +1,9 @@
 package rest
 
 import (
-	"slices"
 	"testing"
 	"time"
-
-	"github.com/exgate/exgate"
 )
-
-func TestSortSymbols(t *testing.T) {
-	list := []exgate.SymbolInfo{{Asset1: "ETH", Asset2: "USDT"}, {Asset1: "BTC", Asset2: "USDT"}, {Asset1: "BTC", Asset2: "EUR"}, {Asset1: "BTCX", Asset2: "AAA"}}
-	SortSymbols(list)
-	var got []string
-	for _, s := range list {
-		got = append(got, s.Asset1+"/"+s.Asset2)
-	}
-	if want := []string{"BTC/EUR", "BTC/USDT", "BTCX/AAA", "ETH/USDT"}; !slices.Equal(got, want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-}
 
 func TestLimit(t *testing.T) {
 	for _, tt := range []struct{ n, want int }{{-1, 100}, {0, 100}, {1, 1}, {500, 500}, {501, 500}} {
