@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 // ohlcRow is one row of Kraken's OHLC answer: [time, open, high, low,
@@ -107,10 +108,7 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 	if err != nil {
 		return nil, err
 	}
-	limit := req.Limit
-	if limit <= 0 {
-		limit = exgate.DefaultKlineLimit
-	}
+	limit := rest.Limit(req.Limit, exgate.DefaultKlineLimit, exgate.MaxKlineLimit)
 	rows, err := e.fetchOHLC(ctx, mk, src.minutes)
 	if err != nil {
 		return nil, err
@@ -328,10 +326,7 @@ func (e *Exchange) OrderBook(ctx context.Context, cred exgate.Credential, req ex
 	if err != nil {
 		return exgate.OrderBook{}, err
 	}
-	limit := req.Limit
-	if limit <= 0 {
-		limit = exgate.DefaultOrderBookLimit
-	}
+	limit := rest.Limit(req.Limit, exgate.DefaultOrderBookLimit, exgate.MaxOrderBookLimit)
 	count := min(limit, maxDepthCount)
 	bk, err := e.fetchBook(ctx, mk, count)
 	if err != nil {
