@@ -1986,7 +1986,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The markets (one, or none, with asset1 and asset2). */
+            /** @description The markets, by asset1 then asset2 on every exchange (one, or none, with asset1 and asset2). */
             200: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
