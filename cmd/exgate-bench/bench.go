@@ -82,15 +82,11 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fmt.Errorf("--route %q: want klines, market or limit", *route)
 	}
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	if *overhead {
 		return benchOverhead(ctx, *conc, *dur, *rounds, stdout, stderr)
@@ -349,4 +345,17 @@ func rssKB(pid int) (int64, error) {
 		}
 	}
 	return 0, errors.New("no VmRSS line")
+}
+
+// startCPUProfile profiles the whole process into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

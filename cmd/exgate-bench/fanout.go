@@ -13,7 +13,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,6 +70,7 @@ func benchFanout(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	defer state.Close()
 	key, err := gateway.NewClientKey(ctx, st, "bench", false)
 	if err != nil {
 		return err
@@ -126,15 +126,11 @@ func benchFanout(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	for r := 1; r <= *rounds; r++ {
 		recording.Store(int32(r))
