@@ -31,6 +31,22 @@ func (e *Exchange) ticker() (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
+// eachTick calls f now and at every tick of the stream period until ctx
+// ends.
+func (e *Exchange) eachTick(ctx context.Context, f func()) error {
+	ticks, stop := e.ticker()
+	defer stop()
+	f()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticks:
+			f()
+		}
+	}
+}
+
 // notices holds the channels of the WatchOrders calls of each credential.
 type notices struct {
 	mu   sync.Mutex
@@ -146,8 +162,6 @@ func (e *Exchange) WatchBook(ctx context.Context, cred exgate.Credential, sym ex
 	if err != nil {
 		return err
 	}
-	ticks, stop := e.ticker()
-	defer stop()
 	lastSec := int64(-1 << 62)
 	send := func() {
 		sec := floorDiv(e.now().UnixMilli(), 1000)
@@ -158,15 +172,7 @@ func (e *Exchange) WatchBook(ctx context.Context, cred exgate.Credential, sym ex
 		bids, asks := e.book(p, sec)
 		emit(exgate.OrderBook{Bids: bids.levels(exgate.MaxStreamDepth), Asks: asks.levels(exgate.MaxStreamDepth)})
 	}
-	send()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticks:
-			send()
-		}
-	}
+	return e.eachTick(ctx, send)
 }
 
 // WatchKlines emits the current kline of sym and iv each second it
@@ -179,8 +185,6 @@ func (e *Exchange) WatchKlines(ctx context.Context, cred exgate.Credential, sym 
 	if _, err := exgate.ParseInterval(string(iv)); err != nil {
 		return exgate.ParamError("interval", "%v", err)
 	}
-	ticks, stop := e.ticker()
-	defer stop()
 	ivKey := hashString("interval/" + string(iv))
 	var last exgate.Kline
 	var started bool
@@ -199,15 +203,7 @@ func (e *Exchange) WatchKlines(ctx context.Context, cred exgate.Credential, sym 
 		last, started = k, true
 		emit(exgate.KlineUpdate{Kline: k})
 	}
-	send()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticks:
-			send()
-		}
-	}
+	return e.eachTick(ctx, send)
 }
 
 func klineEqual(a, b exgate.Kline) bool {
