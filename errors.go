@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+	"unicode/utf8"
 )
 
 // Code is a stable machine-readable error code of the HTTP API. Codes are
@@ -131,6 +132,20 @@ func Errorf(code Code, format string, args ...any) *Error {
 // ParamError returns an INVALID_PARAMETER error about param.
 func ParamError(param, format string, args ...any) *Error {
 	return &Error{Code: CodeInvalidParameter, Param: param, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Clip cuts s to at most max bytes, on a rune boundary, and marks the cut
+// with "…": client input quoted in an error's detail stays bounded and
+// valid UTF-8.
+func Clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, or

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/exgate/exgate"
 )
@@ -191,9 +190,5 @@ func clip(s string) string {
 	if len(s) <= maxEchoed {
 		return s
 	}
-	cut := maxEchoed
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("…(%d bytes in all)", len(s))
+	return exgate.Clip(s, maxEchoed) + fmt.Sprintf("(%d bytes in all)", len(s))
 }

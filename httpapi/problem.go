@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/exgate/exgate"
 )
@@ -136,16 +135,7 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 // is clipped where it is quoted, and this is the last guard.
 const maxDetail = 1024
 
-func clipDetail(d string) string {
-	if len(d) <= maxDetail {
-		return d
-	}
-	cut := maxDetail
-	for cut > 0 && !utf8.RuneStart(d[cut]) {
-		cut--
-	}
-	return d[:cut] + "…"
-}
+func clipDetail(d string) string { return exgate.Clip(d, maxDetail) }
 
 // clipLog is an error's text for a log line, clipped like a detail.
 func clipLog(err error) string { return clipDetail(err.Error()) }

@@ -215,17 +215,7 @@ func asset(name string, v *string) (string, *exgate.Error) {
 }
 
 // clip shortens client input echoed in a detail.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func clip(s string) string { return exgate.Clip(s, 64) }
 
 // Server messages.
 
