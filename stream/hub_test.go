@@ -367,6 +367,9 @@ func TestSlowClientClosed1008(t *testing.T) {
 	if a.code != websocket.StatusPolicyViolation || !strings.Contains(a.reason, "more than 5 messages pending") {
 		t.Fatalf("closed with %d %q", a.code, a.reason)
 	}
+	if n := h.hub.Stats().SlowClosed; n != 1 {
+		t.Fatalf("slow closes counted %d, want 1 (the client, once)", n)
+	}
 }
 
 func TestPermanentErrorDropsSubscriptions(t *testing.T) {
