@@ -1,0 +1,115 @@
+package exgate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// WalletKind names one of an account's wallets (docs/contract.md 2.10):
+// spot is the trading wallet orders use; funding is where some exchanges
+// land deposits and take withdrawals from.
+type WalletKind string
+
+// The two wallets of an account.
+const (
+	WalletSpot    WalletKind = "spot"
+	WalletFunding WalletKind = "funding"
+)
+
+// ParseWalletKind accepts spot or funding in any case.
+func ParseWalletKind(s string) (WalletKind, error) {
+	switch w := WalletKind(strings.ToLower(s)); w {
+	case WalletSpot, WalletFunding:
+		return w, nil
+	}
+	return "", fmt.Errorf("wallet must be spot or funding, not %q", s)
+}
+
+// TransferRequest is a validated transfer of Amount of Asset from one wallet
+// of an account to its other wallet (From != To).
+type TransferRequest struct {
+	Asset  string
+	Amount decimal.Decimal
+	From   WalletKind
+	To     WalletKind
+	// ClientTransferID is the gateway's id for the transfer, sent to the
+	// exchange where it accepts one; same alphabet as ClientOrderID.
+	ClientTransferID string
+}
+
+// TransferQuery names a transfer submitted through Transfer. An exchange
+// whose transfer call takes no client id matches Asset, Amount, From, To
+// and a time not before SentAfter in its history (docs/contract.md 2.10).
+type TransferQuery struct {
+	ClientTransferID string
+	ExchangeID       string
+	Asset            string
+	Amount           decimal.Decimal
+	From             WalletKind
+	To               WalletKind
+	SentAfter        time.Time
+}
+
+// Transfer is a move between an account's wallets as the API returns it.
+// Status is pending, completed or failed.
+type Transfer struct {
+	ID               string         `json:"id"`
+	ClientTransferID string         `json:"clientTransferId"`
+	Asset            string         `json:"asset"`
+	Amount           Number         `json:"amount"`
+	From             WalletKind     `json:"from"`
+	To               WalletKind     `json:"to"`
+	Status           TransferStatus `json:"status"`
+	Timestamp        int64          `json:"timestamp"`
+
+	Exchange   string `json:"exchange"`
+	ExchangeID string `json:"exchangeId,omitempty"`
+}
+
+// TransferFilter narrows RecentTransfers; an empty Asset matches every
+// asset.
+type TransferFilter struct {
+	Asset string
+	Limit int
+}
+
+// WalletTransfers is an exchange with a funding wallet beside its spot
+// wallet, and transfers between the two (docs/contract.md 2.10). An
+// exchange without it has one wallet, spot.
+type WalletTransfers interface {
+	// WalletBalances is Balances for one wallet; WalletSpot answers as
+	// Balances does.
+	WalletBalances(ctx context.Context, cred Credential, wallet WalletKind) ([]Balance, error)
+	// Transfer submits one transfer carrying req.ClientTransferID. It is
+	// never retried by the adapter. Returns INSUFFICIENT_FUNDS,
+	// INVALID_PARAMETER, EXCHANGE_TIMEOUT (outcome unknown) and the
+	// exchange errors.
+	Transfer(ctx context.Context, cred Credential, req TransferRequest) (Transfer, error)
+	// QueryTransfer reads a transfer back. Returns an error wrapping
+	// ErrNotFound when the exchange has no such transfer.
+	QueryTransfer(ctx context.Context, cred Credential, q TransferQuery) (Transfer, error)
+	// RecentTransfers returns transfers newest first.
+	RecentTransfers(ctx context.Context, cred Credential, f TransferFilter) ([]Transfer, error)
+}
+
+// Ability returns what ex can do as T, looking through every wrapper
+// (Unwrapper) so that no wrapper hides an ability of the exchange it
+// wraps: Ability[WalletTransfers](ex), Ability[OrderManager](ex).
+func Ability[T any](ex Exchange) (T, bool) {
+	for ex != nil {
+		if t, ok := ex.(T); ok {
+			return t, true
+		}
+		u, ok := ex.(Unwrapper)
+		if !ok {
+			break
+		}
+		ex = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
