@@ -103,8 +103,14 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 	if !cred.Paper {
 		return e.live.PlaceMarketOrder(ctx, cred, req)
 	}
-	o, op, err := e.marketOrder(ctx, cred, req)
+	if req.ClientOrderID == "" {
+		return exgate.Order{}, exgate.ParamError("clientOrderId", "a paper order needs a client order id")
+	}
+	o, op, need, err := e.marketOrder(ctx, cred, req)
 	if err != nil {
+		return exgate.Order{}, err
+	}
+	if err := e.checkFunds(ctx, cred, need); err != nil {
 		return exgate.Order{}, err
 	}
 	if err := e.apply(ctx, cred, op, o.ID); err != nil {
@@ -114,27 +120,31 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 	return o, nil
 }
 
-// marketOrder computes a market order and its ledger operation.
-func (e *Exchange) marketOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest) (exgate.Order, exgate.SimOperation, error) {
+// marketOrder computes a market order and its ledger operation (for a
+// test order, without a client order id).
+//
+// need is what the account must hold to place it, which may exceed what
+// the fill takes: a market sell of a base quantity, or a buy of a quote
+// amount, needs the whole quantity, as on the real exchanges, even when
+// the book fills less of it.
+func (e *Exchange) marketOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest) (o exgate.Order, op exgate.SimOperation, need exgate.BalanceChange, err error) {
 	switch {
-	case req.ClientOrderID == "":
-		return exgate.Order{}, exgate.SimOperation{}, exgate.ParamError("clientOrderId", "a paper order needs a client order id")
 	case req.Side != exgate.SideBuy && req.Side != exgate.SideSell:
-		return exgate.Order{}, exgate.SimOperation{}, exgate.ParamError("side", "side must be BUY or SELL, not %q", req.Side)
+		return o, op, need, exgate.ParamError("side", "side must be BUY or SELL, not %q", req.Side)
 	case !req.Quantity.IsPositive():
-		return exgate.Order{}, exgate.SimOperation{}, exgate.ParamError("quantity", "quantity must be positive, not %s", req.Quantity)
+		return o, op, need, exgate.ParamError("quantity", "quantity must be positive, not %s", req.Quantity)
 	}
 	m, err := e.market(ctx, cred, req.Symbol)
 	if err != nil {
-		return exgate.Order{}, exgate.SimOperation{}, err
+		return o, op, need, err
 	}
 	book, err := e.book(ctx, cred, req.Symbol, bookDepth)
 	if err != nil {
-		return exgate.Order{}, exgate.SimOperation{}, err
+		return o, op, need, err
 	}
 	levels, err := side(book, req.Side)
 	if err != nil {
-		return exgate.Order{}, exgate.SimOperation{}, exgate.Errorf(exgate.CodeExchangeError, "%s's book of %s: %v", e.live.Name(), req.Symbol, err)
+		return o, op, need, exgate.Errorf(exgate.CodeExchangeError, "%s's book of %s: %v", e.live.Name(), req.Symbol, err)
 	}
 	inQuote := req.QuantityIn == exgate.InQuote
 	qty := req.Quantity
@@ -146,19 +156,19 @@ func (e *Exchange) marketOrder(ctx context.Context, cred exgate.Credential, req 
 	in := req.QuantityIn.Asset(req.Symbol)
 	switch {
 	case !inQuote && qty.LessThan(m.minQty):
-		return exgate.Order{}, exgate.SimOperation{}, exgate.Errorf(exgate.CodeQuantityTooSmall,
+		return o, op, need, exgate.Errorf(exgate.CodeQuantityTooSmall,
 			"quantity %s %s is below the minimum %s %s of %s (step %s, rounded down to %s)",
 			req.Quantity, in, m.minQty, m.sym.Base, m.sym, m.step, qty)
 	case len(takes) == 0:
-		return exgate.Order{}, exgate.SimOperation{}, exgate.Errorf(exgate.CodeQuantityTooSmall,
+		return o, op, need, exgate.Errorf(exgate.CodeQuantityTooSmall,
 			"%s %s takes nothing from %s's book of %s (less than one step %s %s at its best price, or an empty side)",
 			req.Quantity, in, e.live.Name(), m.sym, m.step, m.sym.Base)
 	case base.LessThan(m.minQty):
-		return exgate.Order{}, exgate.SimOperation{}, exgate.Errorf(exgate.CodeQuantityTooSmall,
+		return o, op, need, exgate.Errorf(exgate.CodeQuantityTooSmall,
 			"%s %s buys %s %s after rounding to the step %s, below the minimum quantity %s %s of %s",
 			req.Quantity, in, base, m.sym.Base, m.step, m.minQty, m.sym.Base, m.sym)
 	case quote.LessThan(m.minNotional):
-		return exgate.Order{}, exgate.SimOperation{}, exgate.Errorf(exgate.CodeQuantityTooSmall,
+		return o, op, need, exgate.Errorf(exgate.CodeQuantityTooSmall,
 			"%s %s is worth %s %s at the live book (base rounded down to the step %s), below the minimum notional %s %s of %s",
 			req.Quantity, in, quote, m.sym.Quote, m.step, m.minNotional, m.sym.Quote, m.sym)
 	}
@@ -172,7 +182,7 @@ func (e *Exchange) marketOrder(ctx context.Context, cred exgate.Credential, req 
 	if !complete {
 		status, raw = exgate.OrderExpired, rawExpired
 	}
-	o := exgate.Order{
+	o = exgate.Order{
 		ID: req.ClientOrderID, Asset1: m.sym.Base, Asset2: m.sym.Quote, Status: status,
 		Type: exgate.OrderTypeMarket, Side: req.Side, Quantity: exgate.NewNumber(qty), QuantityIn: in,
 		Fees: exgate.NumberPtr(fee), FeesIn: get, OpenAt: now, CloseAt: now,
@@ -180,14 +190,18 @@ func (e *Exchange) marketOrder(ctx context.Context, cred exgate.Credential, req 
 		ExecutedQuantity: exgate.NumberPtr(base), QuoteQuantity: exgate.NumberPtr(quote),
 		AveragePrice: exgate.NumberPtr(quote.DivRound(base, 8)), RawStatus: raw, Paper: true,
 	}
+	need = exgate.BalanceChange{Asset: pay, Delta: payAmount.Neg()}
+	if in == pay {
+		need.Delta = decimal.Min(need.Delta, qty.Neg())
+	}
 	rec, err := json.Marshal(o)
 	if err != nil {
-		return exgate.Order{}, exgate.SimOperation{}, fmt.Errorf("paper: encode order %s: %w", o.ID, err)
+		return o, op, need, fmt.Errorf("paper: encode order %s: %w", o.ID, err)
 	}
 	return o, exgate.SimOperation{
 		ID: o.ID, Kind: exgate.IntentOrder, Record: rec, CreatedAt: e.now(),
 		Changes: []exgate.BalanceChange{{Asset: pay, Delta: payAmount.Neg()}, {Asset: get, Delta: getAmount.Sub(fee)}},
-	}, nil
+	}, need, nil
 }
 
 // apply applies op after opening the account through the sim wallet (with
@@ -203,6 +217,24 @@ func (e *Exchange) apply(ctx context.Context, cred exgate.Credential, op exgate.
 	}
 	if err != nil {
 		return ledgerError(id, err)
+	}
+	return nil
+}
+
+// checkFunds refuses an order the paper balances cannot pay for (need
+// is the negative change it needs), with the amounts in the detail,
+// opening the account first. The ledger checks again atomically.
+func (e *Exchange) checkFunds(ctx context.Context, cred exgate.Credential, need exgate.BalanceChange) error {
+	if _, err := e.wallet.Balances(ctx, cred); err != nil { // opens the account
+		return err
+	}
+	bals, err := e.store.SimBalances(ctx, cred.ID)
+	if err != nil {
+		return &exgate.Error{Code: exgate.CodeExchangeError, Detail: "could not read the paper balances", Err: err}
+	}
+	if have := bals[need.Asset]; have.LessThan(need.Delta.Neg()) {
+		return exgate.Errorf(exgate.CodeInsufficientFunds,
+			"the order needs %s %s, the paper account has %s %s available", need.Delta.Neg(), need.Asset, have, need.Asset)
 	}
 	return nil
 }
@@ -518,25 +550,17 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 			change.Asset = o.Asset1
 		}
 	case req.Market != nil:
-		mo, op, err := e.marketOrder(ctx, cred, *req.Market)
+		mo, _, need, err := e.marketOrder(ctx, cred, *req.Market)
 		if err != nil {
 			return exgate.Order{}, err
 		}
 		o = mo
-		change = op.Changes[0]
+		change = need
 	default:
 		return exgate.Order{}, exgate.ParamError("test", "nothing to test")
 	}
-	if _, err := e.wallet.Balances(ctx, cred); err != nil { // opens the account
+	if err := e.checkFunds(ctx, cred, change); err != nil {
 		return exgate.Order{}, err
-	}
-	bals, err := e.store.SimBalances(ctx, cred.ID)
-	if err != nil {
-		return exgate.Order{}, &exgate.Error{Code: exgate.CodeExchangeError, Detail: "could not read the paper balances", Err: err}
-	}
-	if have := bals[change.Asset]; have.LessThan(change.Delta.Neg()) {
-		return exgate.Order{}, exgate.Errorf(exgate.CodeInsufficientFunds,
-			"the order needs %s %s, the paper account has %s %s available", change.Delta.Neg(), change.Asset, have, change.Asset)
 	}
 	o.Status, o.RawStatus = exgate.OrderTest, ""
 	o.Fees, o.ExecutedQuantity, o.QuoteQuantity, o.AveragePrice = nil, nil, nil, nil

@@ -211,13 +211,13 @@ var btcusdt = exgate.Symbol{Base: "BTC", Quote: "USDT"}
 
 func TestMarketOrdersWalkTheLiveBook(t *testing.T) {
 	for _, tc := range []struct {
-		name                          string
-		side                          exgate.Side
-		qty                           string
-		in                            exgate.QuantityIn
-		status                        exgate.OrderStatus
-		executed, quote, fee, feeIn   string
-		usdt, btc                     string // balances after, from USDT 1000, BTC 2
+		name                        string
+		side                        exgate.Side
+		qty                         string
+		in                          exgate.QuantityIn
+		status                      exgate.OrderStatus
+		executed, quote, fee, feeIn string
+		usdt, btc                   string // balances after, from USDT 1000, BTC 2
 	}{
 		// 1 BTC at 101 and 0.5 at 102: 152 USDT, fee 0.2% of 1.5 BTC.
 		{"buy base across two levels", exgate.SideBuy, "1.5", exgate.InBase, exgate.OrderFilled, "1.5", "152", "0.003", "BTC", "848", "3.497"},
