@@ -162,7 +162,7 @@ func (d *doctor) checkCredential(ctx context.Context, c exgate.Credential, ex ex
 		d.fail(what, "%s refused the credential: %v", c.Exchange, err)
 		return
 	}
-	rr, ok := ex.(rightsReader)
+	rr, ok := exgate.Ability[rightsReader](ex)
 	if !ok {
 		d.ok(what, "%s accepts the credential; its permissions: not available from %s", c.Exchange, c.Exchange)
 		return

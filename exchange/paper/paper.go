@@ -107,6 +107,7 @@ var (
 	_ exgate.Streamer        = (*Exchange)(nil)
 	_ exgate.WalletTransfers = (*Exchange)(nil)
 	_ exgate.Unwrapper       = (*Exchange)(nil)
+	_ exgate.KlinesAppender  = (*Exchange)(nil)
 )
 
 // New returns the paper switch in front of opts.Live.
@@ -387,4 +388,36 @@ func ledgerError(id string, err error) error {
 	}
 	return &exgate.Error{Code: exgate.CodeExchangeTimeout,
 		Detail: "the paper ledger failed; the order " + id + " may or may not have been applied", Err: err}
+}
+
+// AppendRecentKlinesJSON is the real exchange's klines answer, already
+// encoded where the real adapter (or its coalescer) has it so: the paper
+// switch hides no fast path of the market data it passes on.
+func (e *Exchange) AppendRecentKlinesJSON(ctx context.Context, dst []byte, cred exgate.Credential, req exgate.KlineRequest) ([]byte, error) {
+	if cred.Paper {
+		cred = publicCred(cred)
+	}
+	return exgate.AppendRecentKlinesJSON(ctx, e.live, dst, cred, req)
+}
+
+// bookEncoder is a real adapter (or its coalescer) that answers the
+// order book already encoded.
+type bookEncoder interface {
+	OrderBookJSON(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) ([]byte, error)
+}
+
+// OrderBookJSON is the real exchange's order book, encoded as the API
+// answers it.
+func (e *Exchange) OrderBookJSON(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) ([]byte, error) {
+	if cred.Paper {
+		cred = publicCred(cred)
+	}
+	if enc, ok := exgate.Ability[bookEncoder](e.live); ok {
+		return enc.OrderBookJSON(ctx, cred, req)
+	}
+	book, err := e.live.OrderBook(ctx, cred, req)
+	if err != nil {
+		return nil, err
+	}
+	return exgate.AppendOrderBookJSON(nil, book), nil
 }

@@ -496,3 +496,14 @@ func TestOrderStreamOfAPaperKey(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The switch hides no ability of the real adapter behind it.
+func TestSwitchHidesNoAbility(t *testing.T) {
+	e := newEnv(t, "")
+	if fs, ok := exgate.Ability[exgate.FeeSchedule](e.ex); !ok || !fs.StandardFees().Taker.Equal(dec("0.002")) {
+		t.Errorf("the real adapter's fee schedule is hidden (%v)", ok)
+	}
+	if e.ex.Fees().Taker.String() != "0.002" {
+		t.Errorf("paper fees %+v, want the real adapter's", e.ex.Fees())
+	}
+}
