@@ -319,4 +319,3 @@ func TestPaperTradingOnTheGateFake(t *testing.T) {
 		t.Errorf("fee %s, BTC %s; want fee %s", o.Fees, b["BTC"].Available, wantFee)
 	}
 }
-
