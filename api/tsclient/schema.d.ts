@@ -667,6 +667,8 @@ export interface components {
             timestamp: components["schemas"]["Millis"];
             /** @description The client's own id of the order, when it gave one. */
             clientOrderId?: string;
+            /** @description True for a fill of a paper exchange key (simulated on live market data, docs/paper.md); absent otherwise. */
+            paper?: boolean;
         };
         Symbol: {
             asset1: string;
@@ -756,6 +758,8 @@ export interface components {
             timeInForce?: components["schemas"]["TimeInForce"];
             postOnly: boolean;
             reason?: components["schemas"]["Reason"];
+            /** @description True for an order of a paper exchange key (simulated on live market data, never sent to the exchange; docs/paper.md); absent otherwise. */
+            paper?: boolean;
         };
         Withdrawal: {
             id: string;
