@@ -497,3 +497,20 @@ type RiskStore interface {
 
 // ErrRiskNoValue: an amount could not be valued in USD (fail closed).
 var ErrRiskNoValue = errors.New("no USD value")
+
+type riskKey struct{}
+
+// ContextWithRisk returns ctx carrying the reservation the risk checks
+// made for the order or withdrawal of this request: the journal puts it
+// on the intent it records (Intent.Risk), so that the reservation is made
+// in the intent's own transaction.
+func ContextWithRisk(ctx context.Context, r *RiskReservation) context.Context {
+	return context.WithValue(ctx, riskKey{}, r)
+}
+
+// RiskFromContext returns the reservation ContextWithRisk put in ctx, or
+// nil.
+func RiskFromContext(ctx context.Context) *RiskReservation {
+	r, _ := ctx.Value(riskKey{}).(*RiskReservation)
+	return r
+}
