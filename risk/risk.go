@@ -330,3 +330,24 @@ func IsRefusal(err error) bool {
 	e, ok := errors.AsType[*exgate.Error](err)
 	return ok && (e.Code == exgate.CodeRiskLimitExceeded || e.Code == exgate.CodeTradingHalted)
 }
+
+// CheckMarketOrder is CheckOrder for a market order request.
+func (e *Engine) CheckMarketOrder(ctx context.Context, cred exgate.Credential, ex exgate.Exchange, req exgate.OrderRequest, test bool) (context.Context, error) {
+	return e.CheckOrder(ctx, cred, ex, MarketOrder(req), test)
+}
+
+// CheckLimitOrder is CheckOrder for a limit order request.
+func (e *Engine) CheckLimitOrder(ctx context.Context, cred exgate.Credential, ex exgate.Exchange, req exgate.LimitOrderRequest, test bool) (context.Context, error) {
+	return e.CheckOrder(ctx, cred, ex, LimitOrder(req), test)
+}
+
+// HaltCount is the number of halts in force as last read (a global halt
+// counts as one), for metrics.
+func (e *Engine) HaltCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.snap == nil {
+		return 0
+	}
+	return len(e.snap.halts)
+}
