@@ -188,8 +188,12 @@ func (l *RiskLimits) UnmarshalJSON(b []byte) error {
 
 // ParseRiskAmount reads a limit's amount: a plain decimal >= 0.
 func ParseRiskAmount(name, s string) (decimal.Decimal, error) {
-	d, err := ParseDecimal(strings.TrimSpace(s))
-	if err != nil || !IsPlainDecimal(strings.TrimSpace(s)) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "-") {
+		return decimal.Decimal{}, fmt.Errorf("%s must not be negative, not %s", name, Clip(s, 40))
+	}
+	d, err := ParseDecimal(s)
+	if err != nil || !IsPlainDecimal(s) {
 		return decimal.Decimal{}, fmt.Errorf("%s must be a decimal number, not %q", name, Clip(s, 40))
 	}
 	if d.IsNegative() {
