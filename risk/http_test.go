@@ -3,9 +3,11 @@ package risk_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -349,5 +351,48 @@ func TestCancelGivesBack(t *testing.T) {
 	}
 	if r := g.call("POST", "/v1/order/limit", limitBuy(low, "0.001")...); r.status != 200 {
 		t.Fatalf("order after the cancel: %d %s, want it accepted", r.status, r.raw)
+	}
+}
+
+// TestConcurrentOrders: 40 orders at once, each under maxOrderNotional,
+// against a daily notional that fits only some: the accepted notional
+// never passes the limit, and exactly as many as fit reach the exchange.
+func TestConcurrentOrders(t *testing.T) {
+	for _, exchange := range []string{exgate.ExchangeSim, exgate.ExchangeBinance} {
+		t.Run(exchange, func(t *testing.T) {
+			g := newGateway(t, exchange)
+			low := g.mid().Mul(decimal.RequireFromString("0.9")).Truncate(0)
+			each := low.Mul(decimal.RequireFromString("0.001"))
+			limit := each.Mul(decimal.NewFromInt(7)).Add(decimal.NewFromInt(1))
+			g.setLimits(exgate.RiskLimits{MaxOrderNotional: usd("100"), DailyNotional: &limit})
+			const n = 40
+			replies := make([]reply, n)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					replies[i] = g.call("POST", "/v1/order/limit", limitBuy(low, "0.001", "clientOrderId", fmt.Sprintf("c-%02d", i))...)
+				})
+			}
+			close(start)
+			wg.Wait()
+			accepted := 0
+			for i, r := range replies {
+				switch {
+				case r.status == 200:
+					accepted++
+				case r.status == 403 && r.body["limit"] == "dailyNotional":
+				default:
+					t.Fatalf("order %d: %d %s", i, r.status, r.raw)
+				}
+			}
+			if total := each.Mul(decimal.NewFromInt(int64(accepted))); total.GreaterThan(limit) || accepted != 7 {
+				t.Fatalf("%d accepted (%s USD), want 7 within %s USD", accepted, total, limit)
+			}
+			if got := g.sent(); got != accepted {
+				t.Fatalf("%d orders reached the exchange, want %d", got, accepted)
+			}
+		})
 	}
 }

@@ -216,7 +216,9 @@ func runRiskShow(ctx context.Context, args []string, getenv func(string) string,
 
 // runRiskHalt is `risk halt` and `risk resume`.
 func runRiskHalt(ctx context.Context, sub string, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs, cfg := gateway.NewFlagSet("risk "+sub, getenv, stderr, false)
+	// halt --cancel-open talks to the exchanges: the server's settings
+	// (exchange URLs and the rest) apply.
+	fs, cfg := gateway.NewFlagSet("risk "+sub, getenv, stderr, sub == "halt")
 	apiKey := fs.String("api-key", "", "the client API key")
 	all := fs.Bool("all", false, "every client key")
 	var cancelOpen *bool
