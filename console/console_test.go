@@ -64,7 +64,7 @@ func newEnvWith(t *testing.T, mod func(*console.Options)) *env {
 	t.Cleanup(func() { st.Close() })
 	// Wrapped as the gateway wraps it: the console finds the order
 	// lifecycle through the wrapper.
-	exchanges := map[string]exgate.Exchange{exgate.ExchangeSim: coalesce.New(sim.New(sim.Options{Ledger: st}), coalesce.Options{})}
+	exchanges := map[string]exgate.Exchange{"sim": coalesce.New(sim.New(sim.Options{Ledger: st}), coalesce.Options{})}
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges})
 	e := &env{st: st, jr: jr, clock: &clock{now: time.Now()}, exchanges: exchanges}
 	opts := console.Options{
