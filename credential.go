@@ -88,6 +88,12 @@ type Credential struct {
 	Passphrase   string `json:"-"`
 	Permissions  []Permission
 	CreatedAt    time.Time
+	// Paper marks a paper key (docs/contract.md 2.9): market data from
+	// Exchange's public API, everything else simulated by the gateway;
+	// it has no exchange key or secret, and nothing signed is ever sent
+	// for it. PaperBalances are its starting balances (nil: sim's).
+	Paper         bool
+	PaperBalances []BalanceChange
 }
 
 // Allows reports whether the credential carries permission p. Every

@@ -152,6 +152,11 @@ func (d *doctor) checkCredential(ctx context.Context, c exgate.Credential, ex ex
 		d.ok(what, "%s: nothing to check", c.Exchange)
 		return
 	}
+	if c.Paper {
+		// A paper key has no exchange key: nothing signed to check.
+		d.ok(what, "paper key on %s: nothing signed to check (market data only)", c.Exchange)
+		return
+	}
 	if ex == nil {
 		d.fail(what, "exchange %q is not enabled on this gateway", c.Exchange)
 		return

@@ -52,8 +52,9 @@ func ExchangeList(sep string) string {
 // CheckCredential refuses a credential no exchange would accept, before
 // it is stored (exchange-keys add, the console): the name's rules
 // (exgate.Credential.Check), a registered exchange, and that exchange's
-// own rule (exchange.Adapter.Check). The error is an INVALID_PARAMETER
-// *exgate.Error whose Param names the field.
+// own rule (exchange.Adapter.Check), or, for a paper key
+// (docs/contract.md 2.9), a real exchange and no key material. The error
+// is an INVALID_PARAMETER *exgate.Error whose Param names the field.
 func CheckCredential(c exgate.Credential) error {
 	if err := c.Check(); err != nil {
 		return err
@@ -63,5 +64,15 @@ func CheckCredential(c exgate.Credential) error {
 	if i < 0 {
 		return exgate.ParamError("exchange", "the exchange must be one of %s", strings.Join(ExchangeNames(), ", "))
 	}
-	return list[i].Check(c)
+	a := list[i]
+	if c.Paper {
+		if a.InProcess {
+			return exgate.ParamError("paper", "a %s key is simulated already; --paper takes a real exchange", a.Name)
+		}
+		if c.Key != "" || c.Secret != "" || c.Passphrase != "" {
+			return exgate.ParamError("key", "a paper key takes no exchange key, secret or passphrase: nothing signed is sent for it")
+		}
+		return nil
+	}
+	return a.Check(c)
 }

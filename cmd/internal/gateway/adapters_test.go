@@ -30,6 +30,10 @@ func TestCheckCredential(t *testing.T) {
 		{"binance without secret", exgate.Credential{Name: "x", Exchange: "binance", Key: "k"}, "secret"},
 		{"gateio without secret", exgate.Credential{Name: "x", Exchange: "gateio", Key: "k"}, "secret"},
 		{"kraken secret not base64", exgate.Credential{Name: "x", Exchange: "kraken", Key: "k", Secret: "not base64!"}, "secret"},
+		{"paper key on a real exchange", exgate.Credential{Name: "p", Exchange: "kraken", Paper: true}, ""},
+		{"paper key on sim", exgate.Credential{Name: "p", Exchange: "sim", Paper: true}, "paper"},
+		{"paper key with a secret", exgate.Credential{Name: "p", Exchange: "binance", Secret: "s", Paper: true}, "key"},
+		{"paper key on an unknown exchange", exgate.Credential{Name: "p", Exchange: "ftx", Paper: true}, "exchange"},
 	}
 	for _, tc := range tests {
 		err := CheckCredential(tc.c)

@@ -19,12 +19,14 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/api"
 	"github.com/exgate/exgate/coalesce"
 	"github.com/exgate/exgate/exchange"
+	"github.com/exgate/exgate/exchange/paper"
 	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/localstate"
@@ -106,6 +108,20 @@ type Gateway struct {
 	// Hub is the stream hub of GET /v1/stream, which the console's
 	// market page shares.
 	Hub *stream.Hub
+	// paper are the paper switches whose watchers fill resting paper
+	// orders (RunPaper).
+	paper []*paper.Exchange
+}
+
+// RunPaper checks the resting orders of paper keys against the live
+// books until ctx ends (docs/contract.md 2.9); serve starts it beside the
+// journal's reconciler.
+func (g *Gateway) RunPaper(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, p := range g.paper {
+		wg.Go(func() { _ = p.Run(ctx) })
+	}
+	wg.Wait()
 }
 
 // An Option changes what Build wires, for tests and the bench; no
@@ -193,6 +209,26 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 		}
 		exchanges[name] = ex
 	}
+	// Paper keys (docs/contract.md 2.9): every real exchange is reached
+	// through its paper switch, which sends a paper key's orders and
+	// wallet to the simulation on the sim ledger (the wallet of the
+	// exchange simulated in process) and only its market data, through
+	// the coalescer, to the exchange.
+	var wallet paper.Wallet
+	for _, a := range list {
+		if w, ok := exgate.Ability[paper.Wallet](built[a.Name]); ok && a.InProcess && wallet == nil {
+			wallet = w
+		}
+	}
+	var watchers []*paper.Exchange
+	for _, a := range list {
+		if a.InProcess || wallet == nil {
+			continue
+		}
+		p := paper.New(paper.Options{Live: exchanges[a.Name], Wallet: wallet, Store: st, Logger: log.With("exchange", a.Name, "paper", true)})
+		exchanges[a.Name] = p
+		watchers = append(watchers, p)
+	}
 	jopts := journal.Options{Store: st, Exchanges: exchanges, Logger: log}
 	var observer interface {
 		ObserveRequest(route, exchange string, status int, d time.Duration)
@@ -242,7 +278,7 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 		Logger:         log,
 		Stream:         hub,
 	})
-	return &Gateway{API: srv, Journal: jr, Adapters: list, Exchanges: exchanges, Hub: hub}, nil
+	return &Gateway{API: srv, Journal: jr, Adapters: list, Exchanges: exchanges, Hub: hub, paper: watchers}, nil
 }
 
 // stillValid reports whether a stream's client key is active and its
