@@ -19,6 +19,10 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/coalesce"
 	"github.com/exgate/exgate/console"
+	"github.com/exgate/exgate/exchange"
+	"github.com/exgate/exgate/exchange/binance"
+	"github.com/exgate/exgate/exchange/gateio"
+	"github.com/exgate/exgate/exchange/kraken"
 	"github.com/exgate/exgate/exchange/sim"
 	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/sqlite"
@@ -69,6 +73,12 @@ func newEnvWith(t *testing.T, mod func(*console.Options)) *env {
 	e := &env{st: st, jr: jr, clock: &clock{now: time.Now()}, exchanges: exchanges}
 	opts := console.Options{
 		Store: st, Exchanges: exchanges, Journal: jr, Now: e.clock.Now,
+		// The gateway's exchanges and credential check (its adapter
+		// list), sim alone enabled here.
+		ExchangeNames: []string{"binance", "kraken", "gateio", "sim"},
+		CheckCredential: func(c exgate.Credential) error {
+			return exchange.CheckCredential([]exchange.Adapter{binance.Adapter(), kraken.Adapter(), gateio.Adapter(), sim.Adapter()}, c)
+		},
 		NewClientKey: func(ctx context.Context, label string) (exgate.ClientKey, error) {
 			k := exgate.ClientKey{APIKey: "k" + strings.ToLower(exgate.NewID('x')), Secret: "SECRET-" + exgate.NewID('s'), Label: label}
 			e.secrets = append(e.secrets, k.Secret)
@@ -512,6 +522,45 @@ func TestMarketEndpoints(t *testing.T) {
 		code, _, body := b.get(tc.path)
 		if code != tc.code || !strings.Contains(body, tc.has) {
 			t.Errorf("GET %s = %d %.200s, want %d with %s", tc.path, code, body, tc.code, tc.has)
+		}
+	}
+}
+
+// TestPaperExchangeKey adds a paper key from the console: it is stored
+// with its starting balances and labeled paper on both pages; bad
+// balances, or balances without paper, are refused and add nothing.
+func TestPaperExchangeKey(t *testing.T) {
+	e := newEnv(t)
+	b := e.loggedIn(t)
+	if code, _, _ := b.post("/keys", url.Values{"csrf": {b.csrf}, "label": {"bot"}}, nil); code != 200 {
+		t.Fatalf("create key = %d", code)
+	}
+	keys, _ := e.st.ListClientKeys(t.Context())
+	api := keys[0].APIKey
+	add := func(name, paper, balances string) int {
+		form := url.Values{"csrf": {b.csrf}, "name": {name}, "exchange": {"binance"}, "permissions": {"trade"}, "balances": {balances}}
+		if paper != "" {
+			form.Set("paper", paper)
+		}
+		code, _, _ := b.post("/keys/"+api+"/exchange-keys", form, nil)
+		return code
+	}
+	if code := add("bad", "on", "BTC=-1"); code != http.StatusBadRequest {
+		t.Errorf("negative balance = %d, want 400", code)
+	}
+	if code := add("nopaper", "", "BTC=1"); code != http.StatusBadRequest {
+		t.Errorf("balances without paper = %d, want 400", code)
+	}
+	if code := add("rehearsal", "on", "BTC=1,USDT=5000"); code != http.StatusSeeOther {
+		t.Fatalf("add paper key = %d", code)
+	}
+	creds, err := e.st.ListCredentials(t.Context(), api)
+	if err != nil || len(creds) != 1 || !creds[0].Paper || exgate.FormatPaperBalances(creds[0].PaperBalances) != "BTC=1,USDT=5000" {
+		t.Fatalf("stored credentials = %+v, %v", creds, err)
+	}
+	for _, p := range []string{"/keys/" + api, "/keys/" + api + "/exchange-keys/rehearsal"} {
+		if code, _, body := b.get(p); code != 200 || !strings.Contains(body, `class="badge warn"`) || !strings.Contains(body, ">paper</span>") {
+			t.Errorf("GET %s = %d, without the paper label", p, code)
 		}
 	}
 }

@@ -89,6 +89,37 @@ func (a Adapter) Check(c exgate.Credential) error {
 	return RequireKeyAndSecret(c)
 }
 
+// CheckCredential refuses a credential no exchange of adapters would
+// accept: the name's rules (exgate.Credential.Check), an exchange of the
+// list, and that exchange's own rule (Adapter.Check), or, for a paper key
+// (docs/contract.md 2.9), an exchange not in process and no key material.
+// The error is an INVALID_PARAMETER *exgate.Error whose Param names the
+// field.
+func CheckCredential(adapters []Adapter, c exgate.Credential) error {
+	if err := c.Check(); err != nil {
+		return err
+	}
+	i := slices.IndexFunc(adapters, func(a Adapter) bool { return a.Name == c.Exchange })
+	if i < 0 {
+		names := make([]string, len(adapters))
+		for i, a := range adapters {
+			names[i] = a.Name
+		}
+		return exgate.ParamError("exchange", "the exchange must be one of %s", strings.Join(names, ", "))
+	}
+	a := adapters[i]
+	if c.Paper {
+		if a.InProcess {
+			return exgate.ParamError("paper", "a %s key is simulated already; --paper takes a real exchange", a.Name)
+		}
+		if c.Key != "" || c.Secret != "" || c.Passphrase != "" {
+			return exgate.ParamError("key", "a paper key takes no exchange key, secret or passphrase: nothing signed is sent for it")
+		}
+		return nil
+	}
+	return a.Check(c)
+}
+
 // RequireKeyAndSecret is the credential rule of most exchanges: an API
 // key and its secret.
 func RequireKeyAndSecret(c exgate.Credential) error {

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/exgate/exgate"
@@ -49,30 +48,7 @@ func ExchangeList(sep string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// CheckCredential refuses a credential no exchange would accept, before
-// it is stored (exchange-keys add, the console): the name's rules
-// (exgate.Credential.Check), a registered exchange, and that exchange's
-// own rule (exchange.Adapter.Check), or, for a paper key
-// (docs/contract.md 2.9), a real exchange and no key material. The error
-// is an INVALID_PARAMETER *exgate.Error whose Param names the field.
-func CheckCredential(c exgate.Credential) error {
-	if err := c.Check(); err != nil {
-		return err
-	}
-	list := adapters()
-	i := slices.IndexFunc(list, func(a exchange.Adapter) bool { return a.Name == c.Exchange })
-	if i < 0 {
-		return exgate.ParamError("exchange", "the exchange must be one of %s", strings.Join(ExchangeNames(), ", "))
-	}
-	a := list[i]
-	if c.Paper {
-		if a.InProcess {
-			return exgate.ParamError("paper", "a %s key is simulated already; --paper takes a real exchange", a.Name)
-		}
-		if c.Key != "" || c.Secret != "" || c.Passphrase != "" {
-			return exgate.ParamError("key", "a paper key takes no exchange key, secret or passphrase: nothing signed is sent for it")
-		}
-		return nil
-	}
-	return a.Check(c)
-}
+// CheckCredential refuses a credential no registered exchange would
+// accept, before it is stored (exchange-keys add, the console):
+// exchange.CheckCredential over the adapter list.
+func CheckCredential(c exgate.Credential) error { return exchange.CheckCredential(adapters(), c) }
