@@ -88,6 +88,16 @@ type venue struct {
 	// isSubmit tells the order and withdrawal submissions apart from
 	// reads, which get faults less often.
 	isSubmit func(r *http.Request) bool
+	// isCancel tells an order cancel (fault_lifecycle_test.go).
+	isCancel func(r *http.Request) bool
+	// limitQty is the base quantity of the lifecycle tests' limit
+	// orders, at the market's step and above its minimum.
+	limitQty string
+}
+
+// venues are the exchanges the fault tests run on, one line each.
+func venues() []func(*testing.T) venue {
+	return []func(*testing.T) venue{binanceVenue, krakenVenue, gateioVenue}
 }
 
 func binanceVenue(t *testing.T) venue {
@@ -127,6 +137,8 @@ func binanceVenue(t *testing.T) venue {
 		isSubmit: func(r *http.Request) bool {
 			return (r.Method == http.MethodPost && r.URL.Path == "/api/v3/order") || r.URL.Path == "/sapi/v1/capital/withdraw/apply"
 		},
+		isCancel: func(r *http.Request) bool { return r.Method == http.MethodDelete && r.URL.Path == "/api/v3/order" },
+		limitQty: "0.001",
 	}
 }
 
@@ -189,6 +201,8 @@ func krakenVenue(t *testing.T) venue {
 		isSubmit: func(r *http.Request) bool {
 			return r.URL.Path == "/0/private/AddOrder" || r.URL.Path == "/0/private/Withdraw"
 		},
+		isCancel: func(r *http.Request) bool { return r.URL.Path == "/0/private/CancelOrder" },
+		limitQty: "0.001",
 	}
 }
 
@@ -228,6 +242,8 @@ func gateioVenue(t *testing.T) venue {
 		isSubmit: func(r *http.Request) bool {
 			return (r.Method == http.MethodPost && r.URL.Path == "/api/v4/spot/orders") || r.URL.Path == "/api/v4/withdrawals"
 		},
+		isCancel: func(r *http.Request) bool { return r.Method == http.MethodDelete },
+		limitQty: "0.01",
 	}
 }
 
@@ -256,7 +272,7 @@ func TestFaultInjection(t *testing.T) {
 	// The six runs go at once whatever -parallel says (it defaults to
 	// the number of CPUs, and they hardly use one).
 	var wg sync.WaitGroup
-	for _, newVenue := range []func(*testing.T) venue{binanceVenue, krakenVenue, gateioVenue} {
+	for _, newVenue := range venues() {
 		for _, kind := range []exgate.IntentKind{exgate.IntentOrder, exgate.IntentWithdrawal} {
 			v := newVenue(t)
 			wg.Go(func() {
