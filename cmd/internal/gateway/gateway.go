@@ -3,6 +3,9 @@
 // HTTP API. It is the wiring of cmd/exgate, which parses the settings and
 // serves what Build returns, and of cmd/exgate-bench, which measures that
 // same gateway in process; no other package wires the gateway.
+//
+// The exchanges are one list (adapters.go): every exchange's settings,
+// its credential check, doctor's and the console's checks come from it.
 package gateway
 
 import (
