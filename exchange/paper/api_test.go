@@ -329,7 +329,7 @@ func TestPaperWithdrawals(t *testing.T) {
 	var log signedLog
 	fake.SetFault(log.hook(binanceSigned))
 	live := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fake.Client(), Limiter: localstate.NewLimiter(time.Now)})
-	a := newAPIEnv(t, exgate.ExchangeBinance, live, "BTC=1", exgate.PermissionWithdraw)
+	a := newAPIEnv(t, "binance", live, "BTC=1", exgate.PermissionWithdraw)
 	status, body := a.call("POST", "/v1/wallet/withdraw", "asset", "BTC", "network", "BTC", "address", "not-an-address", "amount", "0.1", "clientWithdrawalId", "pw-bad")
 	if status != http.StatusBadRequest || !strings.Contains(string(body), `"param":"address"`) {
 		t.Fatalf("malformed address: %d %s", status, body)
