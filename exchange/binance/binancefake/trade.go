@@ -33,7 +33,7 @@ type account struct {
 	funding    map[string]decimal.Decimal
 	transfers  []*transfer
 	noTransfer bool
-	ordersWin   [2]struct{ start, count int64 } // 10 s and 1 day order counts
+	ordersWin  [2]struct{ start, count int64 } // 10 s and 1 day order counts
 }
 
 // order is one order the fake took: a MARKET order, final at once, or a
