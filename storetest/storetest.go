@@ -66,6 +66,8 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"ConsoleLogins", s.testConsoleLogins},
 		{"ConsoleSessions", s.testConsoleSessions},
 		{"RecentIntents", s.testRecentIntents},
+		{"SimWallets", s.testSimWallets},
+		{"ExclusiveIntents", s.testExclusiveIntents},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
