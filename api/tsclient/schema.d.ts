@@ -1834,6 +1834,20 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            /**
+             * @description The transfer was refused when it was submitted (the same answer
+             *     again), or was found never to have reached the exchange
+             *     (`TRANSFER_REJECTED`).
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem422"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["Internal"];
             502: components["responses"]["BadGateway"];

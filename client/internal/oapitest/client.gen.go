@@ -9214,6 +9214,11 @@ type GetTransferResponse405Headers struct {
 	XRequestID *string
 }
 
+// GetTransferResponse422Headers the declared response headers of an HTTP 422 response for GetTransfer
+type GetTransferResponse422Headers struct {
+	XRequestID *string
+}
+
 // GetTransferResponse429Headers the declared response headers of an HTTP 429 response for GetTransfer
 type GetTransferResponse429Headers struct {
 	RetryAfter int
@@ -9256,6 +9261,8 @@ type GetTransferResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
 	ApplicationproblemJSON405 *MethodNotAllowed
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem422
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -9278,6 +9285,8 @@ type GetTransferResponse struct {
 	Headers404 *GetTransferResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *GetTransferResponse405Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetTransferResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTransferResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -9318,6 +9327,11 @@ func (r GetTransferResponse) GetApplicationproblemJSON404() *NotFound {
 // GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
 func (r GetTransferResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
 	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetTransferResponse) GetApplicationproblemJSON422() *Problem422 {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -14896,6 +14910,13 @@ func ParseGetTransferResponse(rsp *http.Response) (*GetTransferResponse, error) 
 		}
 		response.ApplicationproblemJSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15001,6 +15022,16 @@ func ParseGetTransferResponse(rsp *http.Response) (*GetTransferResponse, error) 
 			headers.XRequestID = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetTransferResponse422Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetTransferResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

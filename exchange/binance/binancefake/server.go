@@ -96,6 +96,9 @@ type Server struct {
 	ticks atomic.Int64
 
 	faults fakehttp.Faults
+	// transferCalls counts the universal transfers asked for
+	// (transfer.go).
+	transferCalls atomic.Int64
 
 	mu          sync.Mutex
 	accounts    map[string]*account

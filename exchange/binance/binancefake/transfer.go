@@ -91,7 +91,14 @@ func (s *Server) Funding(apiKey, asset string) decimal.Decimal {
 	return decimal.Zero
 }
 
+// TransferCalls counts the POST /sapi/v1/asset/transfer calls that
+// passed authentication, executed or refused.
+func (s *Server) TransferCalls() int {
+	return int(s.transferCalls.Load())
+}
+
 func (s *Server) handleTransfer(c *call) response {
+	s.transferCalls.Add(1)
 	a := c.account
 	if a.noTransfer {
 		return apiErr(http.StatusUnauthorized, -2015, "Invalid API-key, IP, or permissions for action.")
