@@ -88,6 +88,11 @@ type Intent struct {
 	// an exchange without client transfer ids can be reconciled by
 	// matching them (docs/contract.md 2.10). Written, never read back.
 	Exclusive string
+	// Risk, when set, is what the intent reserves of its client key's
+	// risk limits (risk.go): CreateIntent checks and reserves it in the
+	// same transaction, or records nothing and returns the
+	// RISK_LIMIT_EXCEEDED refusal. It is not read back.
+	Risk *RiskReservation
 }
 
 // NewID returns a random gateway id: prefix followed by lower-case base32

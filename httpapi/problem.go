@@ -31,6 +31,12 @@ type problem struct {
 	Order      *exgate.Order      `json:"order,omitempty"`
 	Withdrawal *exgate.Withdrawal `json:"withdrawal,omitempty"`
 	Transfer   *exgate.Transfer   `json:"transfer,omitempty"`
+	// Extension members of a risk refusal (docs/contract.md 2.8):
+	// RISK_LIMIT_EXCEEDED's limit, value and max, TRADING_HALTED's reason.
+	Limit  string  `json:"limit,omitempty"`
+	Value  string  `json:"value,omitempty"`
+	Max    string  `json:"max,omitempty"`
+	Reason *string `json:"reason,omitempty"`
 }
 
 // pendingError is a failure about an order or withdrawal the journal
@@ -91,6 +97,10 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 		Param:     e.Param,
 		RequestID: requestID(r.Context()),
 	}
+	if e.Risk != nil {
+		p.Limit, p.Value, p.Max, p.Reason = e.Risk.Limit, e.Risk.Value, e.Risk.Max, e.Risk.Reason
+		s.noteRiskRefusal(e)
+	}
 	if rec, ok := errors.AsType[*pendingError](err); ok {
 		p.Order, p.Withdrawal, p.Transfer = rec.order, rec.withdrawal, rec.transfer
 		switch {
@@ -122,6 +132,8 @@ var codeTitles = map[exgate.Code]string{
 	exgate.CodePermissionDenied:       "Permission denied",
 	exgate.CodeIPNotAllowed:           "IP address not allowed",
 	exgate.CodeAddressNotAllowed:      "Withdrawal address not allowed",
+	exgate.CodeRiskLimitExceeded:      "Risk limit exceeded",
+	exgate.CodeTradingHalted:          "Trading halted",
 	exgate.CodeInvalidParameter:       "Invalid parameter",
 	exgate.CodeUnknownSymbol:          "Unknown symbol",
 	exgate.CodeQuantityTooSmall:       "Quantity too small",

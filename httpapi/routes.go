@@ -94,6 +94,8 @@ func routeTable() []route {
 		{"POST", "/v1/wallet/transfer", tradeKey, audited, LimitWithdrawals, (*Server).handleTransfer},
 		{"GET", "/v1/wallet/transfer", readKey, notAudited, LimitClient, (*Server).handleTransferRecord},
 		{"GET", "/v1/wallet/transfers", readKey, notAudited, LimitClient, (*Server).handleTransfers},
+		// Risk controls (docs/contract.md 2.8; risk.go).
+		{"GET", "/v1/account/risk", readKey, notAudited, LimitClient, (*Server).handleAccountRisk},
 		// Streams (docs/contract.md 2.5; stream.go).
 		{"GET", "/v1/stream", streamKey, notAudited, LimitClient, (*Server).handleStream},
 		{"GET", "/healthz", public, notAudited, LimitNone, (*Server).handleHealth},
