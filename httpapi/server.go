@@ -123,7 +123,10 @@ type Server struct {
 	// life is the journal's order-lifecycle side, taken from the ledger
 	// before the withdrawal allowlist wraps it; nil when it has none.
 	life lifecycleLedger
-	mux  *http.ServeMux
+	// xfers is the journal's transfer side (transfer.go), taken from the
+	// ledger likewise; nil when it has none.
+	xfers transferLedger
+	mux   *http.ServeMux
 	// limits is each route pattern's limit class, from the route table.
 	limits map[string]LimitClass
 	// audit writes the audit trail when Config.Audit is set.
@@ -145,6 +148,7 @@ func New(cfg Config) *Server {
 	}
 	s.keys = newKeyCache(cfg.Keys, ttl, s.now)
 	s.life, _ = cfg.Ledger.(lifecycleLedger)
+	s.xfers, _ = cfg.Ledger.(transferLedger)
 	if cfg.Controls != nil {
 		s.ips = &ipCache{store: cfg.Controls, ttl: ttl, now: s.now, entries: map[string]cachedIPs{}}
 		s.cfg.Ledger = addressGuard{ledger: cfg.Ledger, addresses: cfg.Controls, now: s.now}
