@@ -87,6 +87,8 @@ func routeTable() []route {
 		{"GET", "/v1/order/fills", readKey, notAudited, LimitClient, (*Server).handleFills},
 		{"GET", "/v1/wallet/recent-withdraws", readKey, notAudited, LimitClient, (*Server).handleRecentWithdrawals},
 		{"GET", "/v1/market/symbols", readKey, notAudited, LimitMarketData, (*Server).handleSymbols},
+		// Risk controls (docs/contract.md 2.8; risk.go).
+		{"GET", "/v1/account/risk", readKey, notAudited, LimitClient, (*Server).handleAccountRisk},
 		// Streams (docs/contract.md 2.5; stream.go).
 		{"GET", "/v1/stream", streamKey, notAudited, LimitClient, (*Server).handleStream},
 		{"GET", "/healthz", public, notAudited, LimitNone, (*Server).handleHealth},

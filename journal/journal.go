@@ -318,9 +318,17 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 		// reconciler (here or elsewhere) asks the exchange about it.
 		NextDue: now.Add(s.timeout + ownerMargin),
 	}
+	if k.name == exgate.IntentOrder || k.name == exgate.IntentWithdrawal {
+		// What the risk checks reserve is reserved with the intent, in
+		// one transaction (docs/risk.md).
+		it.Risk = exgate.RiskFromContext(ctx)
+	}
 	s.startInflight(id)
 	defer s.endInflight(id)
 	if err := s.store.CreateIntent(ctx, it); err != nil {
+		if exgate.ErrorCode(err) == exgate.CodeRiskLimitExceeded {
+			return zero, err
+		}
 		if errors.Is(err, exgate.ErrConflict) && ref != "" {
 			// Another request with the same client id won the race.
 			prev, err := s.store.IntentByClientRef(ctx, cred.ClientAPIKey, k.name, ref)
