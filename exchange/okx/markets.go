@@ -180,8 +180,14 @@ func (m *markets) byID(ctx context.Context, id string) (*pair, error) {
 	if p, ok := set.byID[id]; ok {
 		return p, nil
 	}
+	return unlisted(id), nil
+}
+
+// unlisted is the pair of an instId missing from the list: its symbol
+// from the id, no rules.
+func unlisted(id string) *pair {
 	base, quote, _ := strings.Cut(id, "-")
-	return &pair{id: id, sym: exgate.Symbol{Base: exgate.NormalizeAsset(base), Quote: exgate.NormalizeAsset(quote)}, state: "live"}, nil
+	return &pair{id: id, sym: exgate.Symbol{Base: exgate.NormalizeAsset(base), Quote: exgate.NormalizeAsset(quote)}, state: "live"}
 }
 
 // Symbols lists OKX's SPOT instruments (cached) with their steps and
