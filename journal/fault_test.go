@@ -235,7 +235,7 @@ func TestFaultInjection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault injection runs thousands of requests; skipped with -short")
 	}
-	for _, newVenue := range []func(*testing.T) venue{binanceVenue, krakenVenue, gateioVenue} {
+	for _, newVenue := range []func(*testing.T) venue{binanceVenue, krakenVenue, gateioVenue, okxVenue} {
 		for _, kind := range []exgate.IntentKind{exgate.IntentOrder, exgate.IntentWithdrawal} {
 			v := newVenue(t)
 			t.Run(v.name+"/"+string(kind), func(t *testing.T) { runFaults(t, v, kind) })
