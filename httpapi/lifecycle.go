@@ -16,6 +16,7 @@ type lifecycleLedger interface {
 	CancelAll(ctx context.Context, cred exgate.Credential, sym exgate.Symbol) ([]exgate.Order, error)
 	LabelOrders(ctx context.Context, apiKey string, orders []exgate.Order) []exgate.Order
 	LabelFills(ctx context.Context, apiKey string, fills []exgate.Fill) []exgate.Fill
+	LabelWithdrawals(ctx context.Context, apiKey string, wds []exgate.Withdrawal) []exgate.Withdrawal
 }
 
 // lifecycle returns the journal's lifecycle side and the exchange's order
@@ -302,7 +303,7 @@ func (s *Server) handleRecentWithdrawals(w http.ResponseWriter, r *http.Request,
 		return err
 	}
 	f := exgate.WithdrawalFilter{Asset: asset, Status: status}
-	_, om, err := s.lifecycle(c)
+	l, om, err := s.lifecycle(c)
 	if err != nil {
 		return err
 	}
@@ -310,7 +311,7 @@ func (s *Server) handleRecentWithdrawals(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, nonNil(wds))
+	return writeJSON(w, nonNil(l.LabelWithdrawals(r.Context(), c.apiKey, wds)))
 }
 
 func (s *Server) handleSymbols(w http.ResponseWriter, r *http.Request, c *call) error {

@@ -187,7 +187,13 @@ export interface paths {
          * Read a withdrawal's current state.
          * @description Returns a withdrawal submitted with this client key, by the
          *     gateway's `id` or by its `clientWithdrawalId`. Give exactly one of
-         *     the two.
+         *     the two. A withdrawal the exchange refused (or the gateway's check
+         *     of the exchange's rules, or that was found never made) is answered
+         *     200 with `status` `failed` and a `reason` (the code and detail the
+         *     withdrawal was answered with), as a refused order is answered
+         *     `REJECTED`. Malformed input (an address not of the network's
+         *     format) is refused before anything is recorded, so reading it back
+         *     is 404.
          */
         get: operations["getWithdrawal"];
         put?: never;
@@ -338,7 +344,12 @@ export interface paths {
         };
         /**
          * Recent withdrawals of the account, newest first.
-         * @description The original service's route name. Includes withdrawals made outside the gateway.
+         * @description The original service's route name. Includes withdrawals made
+         *     outside the gateway. A withdrawal the gateway sent carries the ids
+         *     the client knows, as `GET /v1/wallet/withdrawal` answers them: the
+         *     gateway's `id` and the client's own `clientWithdrawalId` (absent
+         *     when the client gave none); any other carries the exchange's id as
+         *     `id` and no `clientWithdrawalId`.
          */
         get: operations["recentWithdrawals"];
         put?: never;
@@ -622,7 +633,7 @@ export interface components {
             recvWindow?: components["schemas"]["SignedRecvWindow"];
             signature: components["schemas"]["Signature"];
         };
-        /** @description Why an order is REJECTED. */
+        /** @description Why an order is REJECTED, or a withdrawal `failed` when the exchange or the gateway refused it. */
         Reason: {
             code: components["schemas"]["ErrorCode"];
             detail: string;
@@ -656,6 +667,8 @@ export interface components {
             timestamp: components["schemas"]["Millis"];
             /** @description The client's own id of the order, when it gave one. */
             clientOrderId?: string;
+            /** @description True for a fill of a paper exchange key (simulated on live market data, docs/paper.md); absent otherwise. */
+            paper?: boolean;
         };
         Symbol: {
             asset1: string;
@@ -745,6 +758,8 @@ export interface components {
             timeInForce?: components["schemas"]["TimeInForce"];
             postOnly: boolean;
             reason?: components["schemas"]["Reason"];
+            /** @description True for an order of a paper exchange key (simulated on live market data, never sent to the exchange; docs/paper.md); absent otherwise. */
+            paper?: boolean;
         };
         Withdrawal: {
             id: string;
@@ -771,9 +786,12 @@ export interface components {
             network: string;
             tag?: string;
             exchange: components["schemas"]["Exchange"];
+            /** @description The client's own id for a withdrawal sent through the gateway; absent when it gave none, and for withdrawals made outside the gateway. */
             clientWithdrawalId?: string;
             exchangeId?: string;
             rawStatus: string;
+            /** @description Why a withdrawal read back with status `failed` was refused or found never made; its `amount` is what was asked for and its `totalAmount` 0 (nothing left the account). */
+            reason?: components["schemas"]["Reason"];
         };
         Deposit: {
             id: string;
