@@ -64,6 +64,7 @@ func TestFaultInjectionOKXLimitOrders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault injection runs hundreds of requests; skipped with -short")
 	}
+	t.Parallel()
 	v := okxVenue(t)
 	jr, cred, clk, st := lifecycleJournal(t, v)
 	ctx := t.Context()
@@ -123,6 +124,7 @@ func TestFaultInjectionOKXCancels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault injection runs hundreds of requests; skipped with -short")
 	}
+	t.Parallel()
 	v := okxVenue(t)
 	jr, cred, clk, st := lifecycleJournal(t, v)
 	ctx := t.Context()
