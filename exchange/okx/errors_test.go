@@ -139,3 +139,21 @@ func TestTransfers(t *testing.T) {
 	_, err = e.ex.Transfer(ctx, e.cred, exgate.TransferRequest{Asset: "USDT", Amount: dec("1e9"), From: exgate.WalletSpot, To: exgate.WalletFunding, ClientTransferID: "tr3"})
 	wantCode(t, err, exgate.CodeInsufficientFunds)
 }
+
+// KeyRights reads the key's perm and IP allow-list (exgate doctor).
+func TestKeyRights(t *testing.T) {
+	for _, tc := range []struct {
+		perm, ip                    string
+		trade, withdraw, restricted bool
+	}{
+		{"read_only", "", false, false, false},
+		{"read_only,trade", "203.0.113.10", true, false, true},
+		{"read_only,trade,withdraw", "", true, true, false},
+	} {
+		e := newEnv(t, envOptions{account: func(a *okxfake.Account) { a.Perm, a.IP = tc.perm, tc.ip }})
+		r, err := e.ex.KeyRights(t.Context(), e.cred)
+		if err != nil || r.Read == nil || !*r.Read || *r.Trade != tc.trade || *r.Withdraw != tc.withdraw || *r.IPRestricted != tc.restricted {
+			t.Errorf("%s %q: %+v, %v", tc.perm, tc.ip, r, err)
+		}
+	}
+}

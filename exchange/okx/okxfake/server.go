@@ -66,6 +66,9 @@ type Account struct {
 	// currency, Funding the funding account's, as decimal strings.
 	Balances map[string]string
 	Funding  map[string]string
+	// Perm is the key's permissions as GET /account/config writes them;
+	// default "read_only,trade,withdraw". IP is its allow-list ("": none).
+	Perm, IP string
 	// PendingWithdrawals leaves new withdrawals in state 0 (waiting)
 	// instead of completing them (2) at once.
 	PendingWithdrawals bool
@@ -424,6 +427,7 @@ var routes = map[string]*route{
 	"GET /api/v5/market/candles":           {params: []string{"instId", "bar", "after", "before", "limit"}, limit: 40, window: twoSec, handle: (*Server).handleCandles},
 	"GET /api/v5/market/history-candles":   {params: []string{"instId", "bar", "after", "before", "limit"}, limit: 20, window: twoSec, handle: (*Server).handleHistoryCandles},
 	"GET /api/v5/market/books":             {params: []string{"instId", "sz"}, limit: 40, window: twoSec, handle: (*Server).handleBooks},
+	"GET /api/v5/account/config":           {private: true, limit: 5, window: twoSec, handle: (*Server).handleConfig},
 	"GET /api/v5/account/balance":          {private: true, params: []string{"ccy"}, limit: 10, window: twoSec, handle: (*Server).handleBalance},
 	"POST /api/v5/trade/order":             {private: true, limit: 60, window: twoSec, keyBy: "instId", handle: (*Server).handlePlaceOrder},
 	"POST /api/v5/trade/cancel-order":      {private: true, limit: 60, window: twoSec, keyBy: "instId", handle: (*Server).handleCancelOrder},
@@ -676,6 +680,15 @@ func limitParam(q url.Values, def, most int) (int, *apiError) {
 
 // ms writes a time as OKX does: Unix milliseconds in a string.
 func ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+
+func (s *Server) handleConfig(c *call) (any, *apiError) {
+	perm := c.acc.Perm
+	if perm == "" {
+		perm = "read_only,trade,withdraw"
+	}
+	return []map[string]string{{"uid": "44705892343619584", "acctLv": "1", "posMode": "net_mode", "perm": perm, "ip": c.acc.IP,
+		"label": "exgate", "level": "Lv1", "mainUid": "44705892343619584"}}, nil
+}
 
 func (s *Server) handleTime(c *call) (any, *apiError) {
 	return []map[string]string{{"ts": ms(c.now)}}, nil
