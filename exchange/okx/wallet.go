@@ -439,6 +439,11 @@ func (e *Exchange) Transfer(ctx context.Context, cred exgate.Credential, req exg
 		return exgate.Transfer{}, exgate.ParamError("to", "from and to are the same wallet %s", req.To)
 	}
 	asset := exgate.NormalizeAsset(req.Asset)
+	if chains, err := e.currencies.chains(ctx, cred, asset); err != nil {
+		return exgate.Transfer{}, err
+	} else if len(chains) == 0 {
+		return exgate.Transfer{}, exgate.ParamError("asset", "okx lists no currency %s", asset)
+	}
 	body, err := json.Marshal(transferBody{Ccy: asset, Amt: req.Amount.String(), From: accountOf(req.From), To: accountOf(req.To),
 		Type: "0", ClientID: clOrdIDOf(req.ClientTransferID)})
 	if err != nil {
@@ -519,10 +524,17 @@ func transferFromOKX(t transferJSON, id string, at int64) exgate.Transfer {
 	}
 }
 
+// maxTransferLookups bounds the transfer-state reads of one
+// RecentTransfers (10 requests / s per user).
+const maxTransferLookups = 20
+
 // RecentTransfers returns the transfers between the trading and the
 // funding account, newest first, from the funding account's bills (GET
 // /asset/bills, types 130 and 131); at most f.Limit (default and cap 100).
-// A bill is a completed transfer.
+// A bill is a completed transfer. A bill carries no transId, so the newest
+// bills with a clientId (at most maxTransferLookups) are read back with
+// GET /asset/transfer-state for it, and their exchangeId is the transId as
+// Transfer answered it; the others' is the billId.
 func (e *Exchange) RecentTransfers(ctx context.Context, cred exgate.Credential, f exgate.TransferFilter) ([]exgate.Transfer, error) {
 	limit := rest.Limit(f.Limit, historyLimit, historyLimit)
 	var out []exgate.Transfer
@@ -558,5 +570,21 @@ func (e *Exchange) RecentTransfers(ctx context.Context, cred exgate.Credential, 
 	if out == nil {
 		out = []exgate.Transfer{}
 	}
-	return out[:min(len(out), limit)], nil
+	out = out[:min(len(out), limit)]
+	lookups := 0
+	for i := range out {
+		if out[i].ClientTransferID == "" || lookups >= maxTransferLookups {
+			continue
+		}
+		lookups++
+		st, err := e.transferState(ctx, cred, "", out[i].ClientTransferID)
+		if err != nil {
+			if exgate.ErrorCode(err) == exgate.CodeNotFound {
+				continue
+			}
+			return nil, err
+		}
+		out[i].ExchangeID = string(st.TransID)
+	}
+	return out, nil
 }
