@@ -243,7 +243,7 @@ func TestMarketOrdersThroughTheAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := a.lastSent(t)
-			if s.OrdType != "market" || s.TgtCcy != tc.wantTgt || s.Sz != tc.wantSz || s.Side != strings.ToLower(tc.side) || s.ClOrdID != o.ID {
+			if s.OrdType != "market" || s.TgtCcy != tc.wantTgt || s.Sz != tc.wantSz || s.Side != strings.ToLower(tc.side) || s.ClOrdID != o.ID || !s.BanAmend {
 				t.Errorf("sent %+v; want a market %s of %s in %s", s, tc.side, tc.wantSz, tc.wantTgt)
 			}
 			if o.Status != exgate.OrderFilled || o.QuantityIn != tc.wantIn || o.Quantity.String() != tc.wantSz || !o.ExecutedQuantity.IsPositive() || o.Fees == nil {

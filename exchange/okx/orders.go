@@ -55,6 +55,11 @@ type orderBody struct {
 	Sz      string `json:"sz"`
 	TgtCcy  string `json:"tgtCcy,omitempty"`
 	ClOrdID string `json:"clOrdId"`
+	// BanAmend, on a market order, makes OKX refuse it when the account
+	// cannot pay for all of it instead of shrinking it (OKX API v5 docs,
+	// "Place order" banAmend): the order is placed as asked or not at
+	// all.
+	BanAmend bool `json:"banAmend,omitempty"`
 }
 
 // marketPlan is what PlaceMarketOrder sends and reports.
@@ -158,7 +163,7 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 		return exgate.Order{}, err
 	}
 	body := orderBody{InstID: p.id, TdMode: "cash", Side: strings.ToLower(string(req.Side)), OrdType: ordMarket,
-		Sz: plan.sz.String(), TgtCcy: plan.tgtCcy, ClOrdID: clOrdIDOf(req.ClientOrderID)}
+		Sz: plan.sz.String(), TgtCcy: plan.tgtCcy, ClOrdID: clOrdIDOf(req.ClientOrderID), BanAmend: true}
 	o, err := e.place(ctx, cred, p, body, req.ClientOrderID)
 	if err != nil {
 		return exgate.Order{}, err
