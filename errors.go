@@ -26,6 +26,8 @@ const (
 	CodePermissionDenied       Code = "PERMISSION_DENIED"
 	CodeIPNotAllowed           Code = "IP_NOT_ALLOWED"
 	CodeAddressNotAllowed      Code = "ADDRESS_NOT_ALLOWED"
+	CodeRiskLimitExceeded      Code = "RISK_LIMIT_EXCEEDED" // a risk limit (docs/contract.md 2.8; risk.go)
+	CodeTradingHalted          Code = "TRADING_HALTED"      // the kill switch (docs/contract.md 2.8)
 	CodeInvalidParameter       Code = "INVALID_PARAMETER"
 	CodeUnknownSymbol          Code = "UNKNOWN_SYMBOL"
 	CodeQuantityTooSmall       Code = "QUANTITY_TOO_SMALL"
@@ -47,6 +49,15 @@ const (
 	// route yet (an order lifecycle route on an adapter without
 	// OrderManager).
 	CodeNotImplemented Code = "NOT_IMPLEMENTED"
+	// CodeTransferRejected: the exchange refused a transfer between an
+	// account's wallets, or never received it (docs/contract.md 2.10).
+	CodeTransferRejected Code = "TRANSFER_REJECTED"
+	// CodeTransferInFlight: a transfer of the same asset and amount on
+	// the same exchange key is still waiting for its outcome; the gateway
+	// sends the next one once that outcome is known (docs/contract.md
+	// 2.10: an exchange without client transfer ids is reconciled by
+	// matching asset and amount in its history).
+	CodeTransferInFlight Code = "TRANSFER_IN_FLIGHT"
 )
 
 var codeStatus = map[Code]int{
@@ -62,6 +73,8 @@ var codeStatus = map[Code]int{
 	CodePermissionDenied:       http.StatusForbidden,
 	CodeIPNotAllowed:           http.StatusForbidden,
 	CodeAddressNotAllowed:      http.StatusForbidden,
+	CodeRiskLimitExceeded:      http.StatusForbidden,
+	CodeTradingHalted:          http.StatusForbidden,
 	CodeInvalidParameter:       http.StatusBadRequest,
 	CodeUnknownSymbol:          http.StatusBadRequest,
 	CodeQuantityTooSmall:       http.StatusUnprocessableEntity,
@@ -80,6 +93,8 @@ var codeStatus = map[Code]int{
 	CodeIdempotencyConflict:    http.StatusConflict,
 	CodeInternal:               http.StatusInternalServerError,
 	CodeNotImplemented:         http.StatusNotImplemented,
+	CodeTransferRejected:       http.StatusUnprocessableEntity,
+	CodeTransferInFlight:       http.StatusConflict,
 }
 
 // Status is the HTTP status the API answers with for the code.
@@ -109,6 +124,9 @@ type Error struct {
 	Param      string
 	RetryAfter time.Duration
 	Err        error
+	// Risk holds the members a risk refusal adds to its problem
+	// (RISK_LIMIT_EXCEEDED, TRADING_HALTED; risk.go).
+	Risk *RiskProblem
 }
 
 func (e *Error) Error() string {

@@ -187,10 +187,11 @@ func (s *Server) handleMarketOrder(w http.ResponseWriter, r *http.Request, c *ca
 	if err != nil {
 		return err
 	}
-	if done, err := s.marketOrderExtras(w, r, c, ps, &req); done || err != nil {
+	done, ctx, err := s.marketOrderExtras(w, r, c, ps, &req)
+	if done || err != nil {
 		return err
 	}
-	order, err := s.cfg.Ledger.PlaceOrder(r.Context(), c.cred, req, ref)
+	order, err := s.cfg.Ledger.PlaceOrder(ctx, c.cred, req, ref)
 	if err != nil {
 		return withPending(err, order)
 	}
@@ -343,10 +344,15 @@ func (s *Server) handleOrderBook(w http.ResponseWriter, r *http.Request, c *call
 }
 
 func (s *Server) handleBalances(w http.ResponseWriter, r *http.Request, c *call) error {
-	if _, err := newParams(c.params); err != nil {
+	ps, err := newParams(c.params, "wallet")
+	if err != nil {
 		return err
 	}
-	bals, err := c.ex.Balances(r.Context(), c.cred)
+	wallet, err := ps.wallet("wallet", false, exgate.WalletSpot)
+	if err != nil {
+		return err
+	}
+	bals, err := s.walletBalances(r.Context(), c, wallet)
 	if err != nil {
 		return err
 	}
@@ -424,7 +430,11 @@ func (s *Server) handleWithdraw(w http.ResponseWriter, r *http.Request, c *call)
 	if err != nil {
 		return err
 	}
-	wd, err := s.cfg.Ledger.Withdraw(r.Context(), c.cred, req, ref)
+	ctx, err := s.checkWithdrawalRisk(r.Context(), c, req)
+	if err != nil {
+		return err
+	}
+	wd, err := s.cfg.Ledger.Withdraw(ctx, c.cred, req, ref)
 	if err != nil {
 		return withPending(err, wd)
 	}

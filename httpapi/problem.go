@@ -30,6 +30,13 @@ type problem struct {
 	ID         string             `json:"id,omitempty"`
 	Order      *exgate.Order      `json:"order,omitempty"`
 	Withdrawal *exgate.Withdrawal `json:"withdrawal,omitempty"`
+	Transfer   *exgate.Transfer   `json:"transfer,omitempty"`
+	// Extension members of a risk refusal (docs/contract.md 2.8):
+	// RISK_LIMIT_EXCEEDED's limit, value and max, TRADING_HALTED's reason.
+	Limit  string  `json:"limit,omitempty"`
+	Value  string  `json:"value,omitempty"`
+	Max    string  `json:"max,omitempty"`
+	Reason *string `json:"reason,omitempty"`
 }
 
 // pendingError is a failure about an order or withdrawal the journal
@@ -38,6 +45,7 @@ type pendingError struct {
 	err        error
 	order      *exgate.Order
 	withdrawal *exgate.Withdrawal
+	transfer   *exgate.Transfer
 }
 
 func (e *pendingError) Error() string { return e.err.Error() }
@@ -45,7 +53,7 @@ func (e *pendingError) Unwrap() error { return e.err }
 
 // withPending is the journal's failure err, carrying the order or
 // withdrawal v it recorded when it has an id (a zero v: err alone).
-func withPending[T exgate.Order | exgate.Withdrawal](err error, v T) error {
+func withPending[T exgate.Order | exgate.Withdrawal | exgate.Transfer](err error, v T) error {
 	switch v := any(v).(type) {
 	case exgate.Order:
 		if v.ID != "" {
@@ -54,6 +62,10 @@ func withPending[T exgate.Order | exgate.Withdrawal](err error, v T) error {
 	case exgate.Withdrawal:
 		if v.ID != "" {
 			return &pendingError{err: err, withdrawal: &v}
+		}
+	case exgate.Transfer:
+		if v.ID != "" {
+			return &pendingError{err: err, transfer: &v}
 		}
 	}
 	return err
@@ -85,12 +97,19 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 		Param:     e.Param,
 		RequestID: requestID(r.Context()),
 	}
+	if e.Risk != nil {
+		p.Limit, p.Value, p.Max, p.Reason = e.Risk.Limit, e.Risk.Value, e.Risk.Max, e.Risk.Reason
+		s.noteRiskRefusal(e)
+	}
 	if rec, ok := errors.AsType[*pendingError](err); ok {
-		p.Order, p.Withdrawal = rec.order, rec.withdrawal
-		if rec.order != nil {
+		p.Order, p.Withdrawal, p.Transfer = rec.order, rec.withdrawal, rec.transfer
+		switch {
+		case rec.order != nil:
 			p.ID = rec.order.ID
-		} else if rec.withdrawal != nil {
+		case rec.withdrawal != nil:
 			p.ID = rec.withdrawal.ID
+		case rec.transfer != nil:
+			p.ID = rec.transfer.ID
 		}
 	}
 	body, _ := json.Marshal(p)
@@ -113,6 +132,8 @@ var codeTitles = map[exgate.Code]string{
 	exgate.CodePermissionDenied:       "Permission denied",
 	exgate.CodeIPNotAllowed:           "IP address not allowed",
 	exgate.CodeAddressNotAllowed:      "Withdrawal address not allowed",
+	exgate.CodeRiskLimitExceeded:      "Risk limit exceeded",
+	exgate.CodeTradingHalted:          "Trading halted",
 	exgate.CodeInvalidParameter:       "Invalid parameter",
 	exgate.CodeUnknownSymbol:          "Unknown symbol",
 	exgate.CodeQuantityTooSmall:       "Quantity too small",

@@ -89,6 +89,12 @@ type Config struct {
 	RouteLimits RouteLimits
 	// Metrics, when set, hears of every request answered.
 	Metrics requestObserver
+	// Risk, when set, checks orders and withdrawals against the risk
+	// limits and halts before they are journaled, and serves GET
+	// /v1/account/risk (risk.go).
+	Risk riskGate
+	// RiskMetrics, when set, counts the risk refusals by limit.
+	RiskMetrics riskObserver
 	// Stream, when set, serves GET /v1/stream (stream.go); without it
 	// the route answers 501 NOT_IMPLEMENTED.
 	Stream streamHub
@@ -117,7 +123,10 @@ type Server struct {
 	// life is the journal's order-lifecycle side, taken from the ledger
 	// before the withdrawal allowlist wraps it; nil when it has none.
 	life lifecycleLedger
-	mux  *http.ServeMux
+	// xfers is the journal's transfer side (transfer.go), taken from the
+	// ledger likewise; nil when it has none.
+	xfers transferLedger
+	mux   *http.ServeMux
 	// limits is each route pattern's limit class, from the route table.
 	limits map[string]LimitClass
 	// audit writes the audit trail when Config.Audit is set.
@@ -139,6 +148,7 @@ func New(cfg Config) *Server {
 	}
 	s.keys = newKeyCache(cfg.Keys, ttl, s.now)
 	s.life, _ = cfg.Ledger.(lifecycleLedger)
+	s.xfers, _ = cfg.Ledger.(transferLedger)
 	if cfg.Controls != nil {
 		s.ips = &ipCache{store: cfg.Controls, ttl: ttl, now: s.now, entries: map[string]cachedIPs{}}
 		s.cfg.Ledger = addressGuard{ledger: cfg.Ledger, addresses: cfg.Controls, now: s.now}

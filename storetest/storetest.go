@@ -67,6 +67,12 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"ConsoleLogins", s.testConsoleLogins},
 		{"ConsoleSessions", s.testConsoleSessions},
 		{"RecentIntents", s.testRecentIntents},
+		{"SimWallets", s.testSimWallets},
+		{"ExclusiveIntents", s.testExclusiveIntents},
+		{"RiskLimits", s.testRiskLimits},
+		{"RiskHalts", s.testRiskHalts},
+		{"RiskReservations", s.testRiskReservations},
+		{"ConcurrentRiskReservations", s.testConcurrentRiskReservations},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/exgate/exgate/cmd/internal/gateway"
 )
 
 func main() {
@@ -25,7 +27,9 @@ func main() {
 	}
 }
 
-const usage = `usage: exgate <command> [flags] [args]
+// usageFormat is the usage text; %s is the registered exchanges
+// (gateway.ExchangeList).
+const usageFormat = `usage: exgate <command> [flags] [args]
 
 commands:
   serve                       run the gateway
@@ -34,12 +38,16 @@ commands:
   keys set-allow-ip --api-key K --allow-ip CIDR,...   change a key's IP allowlist ("" removes it)
   keys list                   list client keys
   keys revoke --api-key K     revoke a client key
-  exchange-keys add --api-key K --name N --exchange binance|kraken|gateio|sim [--key EK --secret-stdin] [--permissions read,trade,withdraw]
+  exchange-keys add --api-key K --name N --exchange %s [--key EK --secret-stdin] [--permissions read,trade,withdraw]
   exchange-keys list --api-key K
   exchange-keys remove --api-key K --name N
   exchange-keys allow-address --api-key K --name N --asset A --network NW --address X [--tag T] [--hold 24h]
   exchange-keys deny-address --api-key K --name N --asset A --network NW --address X [--tag T]
   exchange-keys list-addresses --api-key K --name N
+  risk set --api-key K [--max-order-notional USD] [--max-open-orders N] [--price-band PCT] [--daily-notional USD] [--daily-withdrawal USD] [--symbols BASE/QUOTE,...] [--clear NAME,...]
+  risk show [--api-key K]     limits, today's usage and halt of each key, one JSON object a line
+  risk halt (--api-key K | --all) [--cancel-open] [--reason TEXT]   the kill switch: refuse new orders and withdrawals
+  risk resume (--api-key K | --all)   end a halt
   audit [--api-key K] [--since RFC3339] [--limit N]   the audit trail, newest first
   console-login [--console-addr A | --console-url U]   print a one-time login link for the web console (10 minutes)
   doctor                      check the store, Redis, each exchange's reachability and clock, each exchange key
@@ -61,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 func dispatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprintf(stderr, usageFormat, gateway.ExchangeList("|"))
 		return fmt.Errorf("no command given")
 	}
 	cmd, rest := args[0], args[1:]
@@ -76,6 +84,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runExchangeKeys(ctx, rest, getenv, stdin, stdout, stderr)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout, stderr)
+	case "risk":
+		return runRisk(ctx, rest, getenv, stdout, stderr)
 	case "console-login":
 		return runConsoleLogin(ctx, rest, getenv, stdout, stderr)
 	case "doctor":
@@ -85,9 +95,9 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	case "stream":
 		return runStream(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprintf(stdout, usageFormat, gateway.ExchangeList("|"))
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
+	fmt.Fprintf(stderr, usageFormat, gateway.ExchangeList("|"))
 	return fmt.Errorf("unknown command %q", cmd)
 }
