@@ -128,7 +128,7 @@ func TestFaultInjectionOKXCancels(t *testing.T) {
 	v := okxVenue(t)
 	jr, cred, clk, st := lifecycleJournal(t, v)
 	ctx := t.Context()
-	om, ok := exgate.AsOrderManager(v.ex)
+	om, ok := exgate.Ability[exgate.OrderManager](v.ex)
 	if !ok {
 		t.Fatal("the okx adapter does not implement exgate.OrderManager")
 	}

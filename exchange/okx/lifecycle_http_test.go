@@ -2,6 +2,7 @@ package okx_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -405,5 +406,53 @@ func TestClientIDEncoding(t *testing.T) {
 		_, err := e.ex.PlaceLimitOrder(ctx, e.cred, exgate.LimitOrderRequest{Symbol: btcUSDT, Side: exgate.SideBuy, Quantity: dec("0.01"),
 			Price: dec("50000"), TimeInForce: exgate.GTC, ClientOrderID: bad})
 		wantCode(t, err, exgate.CodeInvalidParameter)
+	}
+}
+
+// Transfers between the trading (spot) and funding wallets through the
+// API: a withdrawal the funding wallet cannot cover succeeds once the
+// client moved funds there; the transfer is read back and listed.
+func TestTransfersThroughTheAPI(t *testing.T) {
+	a := newAPIEnv(t)
+	ctx := t.Context()
+	call := func(method, path string, params ...string) (int, []byte) {
+		t.Helper()
+		var ps []client.Param
+		for i := 0; i+1 < len(params); i += 2 {
+			ps = append(ps, client.Param{Name: params[i], Value: params[i+1]})
+		}
+		status, body, err := a.c.Do(ctx, method, path, ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status, body
+	}
+	wd := client.WithdrawRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: "6000"}
+	_, err := a.c.Withdraw(ctx, wd)
+	wantProblem(t, err, http.StatusUnprocessableEntity, "INSUFFICIENT_FUNDS", "")
+
+	status, body := call(http.MethodPost, "/v1/wallet/transfer", "asset", "USDT", "amount", "1500", "from", "spot", "to", "funding", "clientTransferId", "move-1")
+	var tr exgate.Transfer
+	if err := json.Unmarshal(body, &tr); status != http.StatusOK || err != nil || tr.Status != exgate.TransferCompleted || tr.ClientTransferID != "move-1" || tr.Exchange != "okx" {
+		t.Fatalf("transfer: %d %s", status, body)
+	}
+	if got := a.srv.FundingBalance(apiKey, "USDT"); !got.Equal(dec("6500")) {
+		t.Errorf("funding USDT %s, want 6500", got)
+	}
+	status, body = call(http.MethodGet, "/v1/wallet/account-balance", "wallet", "funding")
+	if status != http.StatusOK || !strings.Contains(string(body), `"asset":"USDT","available":"6500"`) {
+		t.Errorf("funding balances: %d %s", status, body)
+	}
+	if w, err := a.c.Withdraw(ctx, wd); err != nil || w.TotalAmount.String() != "6001" {
+		t.Fatalf("withdrawal after the transfer = %+v, %v", w, err)
+	}
+	status, body = call(http.MethodGet, "/v1/wallet/transfer", "clientTransferId", "move-1")
+	if status != http.StatusOK || !strings.Contains(string(body), `"clientTransferId":"move-1"`) {
+		t.Errorf("transfer read back: %d %s", status, body)
+	}
+	status, body = call(http.MethodGet, "/v1/wallet/transfers", "asset", "USDT")
+	var list []exgate.Transfer
+	if err := json.Unmarshal(body, &list); status != http.StatusOK || err != nil || len(list) != 1 || list[0].ExchangeID != tr.ExchangeID || list[0].From != exgate.WalletSpot {
+		t.Errorf("transfers: %d %s", status, body)
 	}
 }
