@@ -342,3 +342,25 @@ func TestMoneyIsDouble(t *testing.T) {
 		walk("parameter "+name, p.Value.Schema, seen)
 	}
 }
+
+// TestOrderFieldsDocumented: the Order fields whose values surprise a
+// reader say what they hold: closeAt while the order is open, and how
+// averagePrice is rounded.
+func TestOrderFieldsDocumented(t *testing.T) {
+	order := load(t).Components.Schemas["Order"].Value
+	for name, want := range map[string][]string{
+		"closeAt":      {"equals `openAt`", "open"},
+		"averagePrice": {"15 significant digits", "float64"},
+	} {
+		p := order.Properties[name]
+		if p == nil {
+			t.Errorf("Order.%s missing", name)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(p.Value.Description, w) {
+				t.Errorf("Order.%s description %q does not say %q", name, p.Value.Description, w)
+			}
+		}
+	}
+}

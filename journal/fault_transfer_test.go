@@ -53,7 +53,7 @@ func TestTransferFaultInjection(t *testing.T) {
 	if err := st.CreateClientKey(ctx, exgate.ClientKey{APIKey: "client", Secret: "x", CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	cred, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client", Name: "main", Exchange: exgate.ExchangeBinance,
+	cred, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client", Name: "main", Exchange: binance.Name,
 		Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade}})
 	if err != nil {
 		t.Fatal(err)

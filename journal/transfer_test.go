@@ -54,11 +54,11 @@ func transferJournal(t *testing.T, ex exgate.Exchange, now func() time.Time) (*j
 	if err := st.CreateClientKey(ctx, exgate.ClientKey{APIKey: "client", Secret: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	cred, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client", Name: "main", Exchange: exgate.ExchangeSim})
+	cred, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client", Name: "main", Exchange: sim.Name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{exgate.ExchangeSim: ex}, Now: now,
+	return journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{sim.Name: ex}, Now: now,
 		NotFoundGrace: time.Minute}), cred
 }
 

@@ -860,7 +860,15 @@ export interface components {
             fees: number | null;
             /** @description The code of the asset the fees are in. */
             feesIn: string;
+            /** @description When the order was placed. */
             openAt: components["schemas"]["Millis"];
+            /**
+             * @description When the order reached a final status (FILLED, CANCELED,
+             *     REJECTED, EXPIRED). While the order is open (PENDING or
+             *     PARTIALLY_FILLED, and TEST) it equals `openAt`, as the
+             *     specification fixes for a pending order; the field is never
+             *     null. Tell an open order by its `status`, not by `closeAt`.
+             */
             closeAt: components["schemas"]["Millis"];
             exchange: components["schemas"]["Exchange"];
             clientOrderId?: string;
@@ -877,7 +885,13 @@ export interface components {
             quoteQuantity: number | null;
             /**
              * Format: double
-             * @description quoteQuantity / executedQuantity.
+             * @description quoteQuantity / executedQuantity, rounded half away from zero
+             *     to 15 significant digits, which a float64 holds exactly (a
+             *     client reading the number as a double gets the very digits
+             *     written); where the exchange reports its own average price
+             *     (Kraken, Gate.io), that price. It is not exact: for the exact
+             *     ratio divide `quoteQuantity` by `executedQuantity`, which are.
+             *     Null until something is filled.
              */
             averagePrice: number | null;
             /** @description The exchange's own status value. */

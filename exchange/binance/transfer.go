@@ -136,7 +136,7 @@ func (e *Exchange) Transfer(ctx context.Context, cred exgate.Credential, req exg
 	out := exgate.Transfer{
 		ID: req.ClientTransferID, ClientTransferID: req.ClientTransferID, Asset: asset,
 		Amount: exgate.NewNumber(req.Amount), From: req.From, To: req.To, Status: exgate.TransferPending,
-		Timestamp: sent.UnixMilli(), Exchange: exgate.ExchangeBinance, ExchangeID: id,
+		Timestamp: sent.UnixMilli(), Exchange: Name, ExchangeID: id,
 	}
 	rec, err := e.findTransfer(ctx, cred, typ, sent.Add(-transferLookback), func(t exgate.Transfer) bool { return t.ExchangeID == id })
 	if err != nil {
@@ -271,7 +271,7 @@ func parseTransfers(body []byte) (transferPage, error) {
 		out.rows = append(out.rows, exgate.Transfer{
 			ID: id, Asset: exgate.NormalizeAsset(r.Asset), Amount: exgate.NewNumber(r.Amount.Decimal),
 			From: from, To: to, Status: status, Timestamp: r.Timestamp,
-			Exchange: exgate.ExchangeBinance, ExchangeID: id,
+			Exchange: Name, ExchangeID: id,
 		})
 	}
 	return out, nil

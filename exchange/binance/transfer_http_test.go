@@ -56,7 +56,7 @@ func newTransferGateway(t *testing.T) *transferGateway {
 	t.Cleanup(func() { st.Close() })
 	g := &transferGateway{}
 	now := func() time.Time { return time.Now().Add(time.Duration(g.shift.Load())) }
-	exchanges := map[string]exgate.Exchange{exgate.ExchangeBinance: ex}
+	exchanges := map[string]exgate.Exchange{binance.Name: ex}
 	g.jr = journal.New(journal.Options{Store: st, Exchanges: exchanges, Now: now, NotFoundGrace: time.Minute})
 	srv := httpapi.New(httpapi.Config{
 		Keys: st, Exchanges: exchanges, Ledger: g.jr, OpenAPI: api.Spec(),
@@ -71,7 +71,7 @@ func newTransferGateway(t *testing.T) *transferGateway {
 		"main":      {exgate.PermissionRead, exgate.PermissionTrade},
 		"read-only": {exgate.PermissionRead},
 	} {
-		if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client-key", Name: name, Exchange: exgate.ExchangeBinance,
+		if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client-key", Name: name, Exchange: binance.Name,
 			Key: fakeKey, Secret: fakeSecret, Permissions: perms}); err != nil {
 			t.Fatal(err)
 		}

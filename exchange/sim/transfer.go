@@ -82,7 +82,7 @@ func (e *Exchange) Transfer(ctx context.Context, cred exgate.Credential, req exg
 		To:               req.To,
 		Status:           exgate.TransferCompleted,
 		Timestamp:        now.UnixMilli(),
-		Exchange:         exgate.ExchangeSim,
+		Exchange:         Name,
 		ExchangeID:       e.exchangeID(cred, req.ClientTransferID),
 	}
 	record, err := json.Marshal(t)
