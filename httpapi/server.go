@@ -461,18 +461,21 @@ func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exg
 		return nil, err
 	}
 
-	// The client's own rate limit comes before the replay guard, so that a
-	// request refused with 429 does not use up its signature: the same
-	// signed request may be sent again after Retry-After (docs/contract.md 2.1).
-	if err := s.checkClientLimits(ctx, apiKey, r.Pattern); err != nil {
-		return nil, err
+	name := r.Header.Get("X-API-EXCHANGE-KEY")
+	if stream {
+		if name, err = streamKeys(r, sr.params); err != nil {
+			return nil, err
+		}
 	}
+	// The replay guard binds the signature to the method, path and
+	// exchange key it is first seen on, before anything else can answer:
+	// a signature is accepted once, and never on another route or
+	// exchange key, whatever its first answer was (docs/contract.md 2.1).
+	var guardKey, route string
 	if !expiry.IsZero() {
-		// The guard's key names the client key and the signature, not the
-		// exchange key: a signature is accepted once whichever exchange key
-		// the request names, so a request signed for sim cannot be
-		// replayed against a live key.
-		fresh, err := s.cfg.Replay.FirstUseBy(ctx, apiKey, "replay:"+apiKey+":"+strings.ToLower(sr.signature), expiry, s.replayQuota())
+		guardKey = "replay:" + apiKey + ":" + strings.ToLower(sr.signature)
+		route = r.Method + " " + r.URL.Path + " " + name
+		first, boundTo, err := s.cfg.Replay.Claim(ctx, apiKey, guardKey, route, expiry, s.replayQuota())
 		if errors.Is(err, exgate.ErrOverQuota) {
 			return nil, &exgate.Error{Code: exgate.CodeRateLimited, RetryAfter: time.Second,
 				Detail: "this API key has " + strconv.Itoa(s.replayQuota()) + " signatures in the replay guard, its most; send fewer requests or a shorter recvWindow"}
@@ -480,22 +483,29 @@ func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exg
 		if err != nil {
 			return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the replay guard is unreachable", RetryAfter: time.Second, Err: err}
 		}
-		if !fresh {
+		if !first {
+			if boundTo != route {
+				return nil, exgate.Errorf(exgate.CodeReplayedRequest, "this signature was first seen on another route or exchange key; a signature opens one method, path and exchange key, once")
+			}
 			return nil, exgate.Errorf(exgate.CodeReplayedRequest, "this signature was already accepted inside its receive window")
 		}
+	}
+	// A request refused by the client's own rate limit gives its claim
+	// back, so that the same signed request may be sent again after
+	// Retry-After, to the same method, path and exchange key only.
+	if err := s.checkClientLimits(ctx, apiKey, r.Pattern); err != nil {
+		if guardKey != "" {
+			if rerr := s.cfg.Replay.Release(ctx, apiKey, guardKey, route); rerr != nil {
+				s.log.WarnContext(ctx, "replay guard release", "requestId", requestID(ctx), "err", clipLog(rerr))
+			}
+		}
+		return nil, err
 	}
 
 	// Authenticated from here on.
 	s.noteAuthenticated(ctx, r, sr.params)
 	if err := s.checkClientIP(ctx, r, apiKey); err != nil {
 		return nil, err
-	}
-	name := r.Header.Get("X-API-EXCHANGE-KEY")
-	if stream {
-		var err error
-		if name, err = streamKeys(r, sr.params); err != nil {
-			return nil, err
-		}
 	}
 	if name == "" {
 		return nil, exgate.Errorf(exgate.CodeMissingExchangeKey, "the X-API-EXCHANGE-KEY header is required")

@@ -46,7 +46,8 @@ type State struct {
 	// process, where the adapter keeps its own.
 	metadata binance.MetadataCache
 	replay   interface {
-		FirstUseBy(ctx context.Context, owner, key string, expiry time.Time, quota int) (bool, error)
+		Claim(ctx context.Context, owner, key, route string, expiry time.Time, quota int) (bool, string, error)
+		Release(ctx context.Context, owner, key, route string) error
 	}
 	ping  func(ctx context.Context) error
 	close func() error
