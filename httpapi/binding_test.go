@@ -151,3 +151,50 @@ func openOrders(t *testing.T, g *gateway) int {
 	}
 	return len(os)
 }
+
+// Issue 23: a key signing the legacy way (no timestamp, so its requests
+// replay) reaches only the seven routes of the spec and GET /v1/order: the
+// signature of GET /v1/order?id=X cannot be sent again and again as
+// POST /v1/order/cancel, nor GET /v1/order/open's as cancel-all.
+func TestLegacyKeyRoutes(t *testing.T) {
+	g := newGateway(t, options{})
+	legacyKey, legacySecret := "keylegacy", "secret-of-legacy"
+	if err := g.store.CreateClientKey(t.Context(), exgate.ClientKey{APIKey: legacyKey, Secret: legacySecret, LegacySigning: true}); err != nil {
+		t.Fatal(err)
+	}
+	g.addCredential(legacyKey, "demo", exgate.PermissionTrade, exgate.PermissionWithdraw)
+	as := func(req request) request { req.apiKey, req.secret, req.noTimestamp = &legacyKey, legacySecret, true; return req }
+	placed := g.do(as(request{method: "POST", path: "/v1/order/market", body: marketBuy}))
+	if placed.status != 200 {
+		t.Fatalf("legacy market order: %d %s", placed.status, placed.body)
+	}
+	var o exgate.Order
+	_ = json.Unmarshal(placed.body, &o)
+	for _, tc := range []struct {
+		name       string
+		req        request
+		wantStatus int
+	}{
+		{"GET /v1/order", request{path: "/v1/order", query: "id=" + o.ID}, 200},
+		{"GET /v1/order's signature as cancel", request{method: "POST", path: "/v1/order/cancel", body: `"id":"` + o.ID + `"`}, 403},
+		{"again", request{method: "POST", path: "/v1/order/cancel", body: `"id":"` + o.ID + `"`}, 403},
+		{"cancel-all", request{method: "POST", path: "/v1/order/cancel-all", body: `"asset1":"BTC","asset2":"USDT"`}, 403},
+		{"open orders", request{path: "/v1/order/open", query: "asset1=BTC&asset2=USDT"}, 403},
+		{"limit order", request{method: "POST", path: "/v1/order/limit", body: `"asset1":"BTC","asset2":"USDT","side":"BUY","quantity":"0.01","price":"1000"`}, 403},
+		{"balances", request{path: "/v1/wallet/account-balance"}, 200},
+		{"order book", request{path: "/v1/market/order-book", query: "asset1=BTC&asset2=USDT"}, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := g.do(as(tc.req))
+			if r.status != tc.wantStatus {
+				t.Fatalf("%d %s; want %d", r.status, r.body, tc.wantStatus)
+			}
+			if tc.wantStatus == 403 {
+				p := r.problem(t)
+				if d, _ := p["detail"].(string); p["code"] != "PERMISSION_DENIED" || !strings.Contains(d, "legacy") {
+					t.Fatalf("%s; want PERMISSION_DENIED saying the key signs the legacy way", r.body)
+				}
+			}
+		})
+	}
+}

@@ -22,16 +22,6 @@ import (
 	"github.com/exgate/exgate/sqlite"
 )
 
-// fuzzRoutes are the signed routes a signature may be carried to.
-var fuzzRoutes = []struct{ method, path string }{
-	{"POST", "/v1/order/market"}, {"POST", "/v1/order/limit"}, {"POST", "/v1/order/cancel"},
-	{"POST", "/v1/order/cancel-all"}, {"POST", "/v1/wallet/withdraw"},
-	{"GET", "/v1/order"}, {"GET", "/v1/order/open"}, {"GET", "/v1/order/recent"}, {"GET", "/v1/order/fills"},
-	{"GET", "/v1/market/order-book"}, {"GET", "/v1/market/recent-klines"}, {"GET", "/v1/market/symbols"},
-	{"GET", "/v1/wallet/account-balance"}, {"GET", "/v1/wallet/recent-deposits"}, {"GET", "/v1/wallet/deposit"},
-	{"GET", "/v1/wallet/recent-withdraws"}, {"GET", "/v1/wallet/withdrawal"},
-}
-
 // claimLog wraps the replay guard and records, per signature, the routes
 // on which a claim was granted.
 type claimLog struct {
@@ -123,6 +113,14 @@ func FuzzSignatureOneRoute(f *testing.F) {
 		return rec.Code, p.Code
 	}
 
+	// Every signed route of the server's table but the stream handshake,
+	// which a recorder cannot upgrade.
+	var routes []httpapi.Route
+	for _, rt := range httpapi.Routes() {
+		if rt.Signed && rt.Path != "/v1/stream" {
+			routes = append(routes, rt)
+		}
+	}
 	f.Fuzz(func(t *testing.T, params string, r1, r2 uint8, live1, live2, limited bool) {
 		if strings.ContainsAny(params, "# \t\r\n") || len(params) > 512 {
 			return
@@ -133,7 +131,7 @@ func FuzzSignatureOneRoute(f *testing.F) {
 			params += "&"
 		}
 		params += "timestamp=" + ts
-		first, second := fuzzRoutes[int(r1)%len(fuzzRoutes)], fuzzRoutes[int(r2)%len(fuzzRoutes)]
+		first, second := routes[int(r1)%len(routes)], routes[int(r2)%len(routes)]
 		key := func(live bool) string {
 			if live {
 				return "live"
@@ -147,9 +145,9 @@ func FuzzSignatureOneRoute(f *testing.F) {
 			send("GET", "/v1/wallet/account-balance", "demo", "timestamp="+strconv.FormatInt(clk.Now().UnixMilli()-1, 10),
 				sign(secret, "timestamp="+strconv.FormatInt(clk.Now().UnixMilli()-1, 10)))
 		}
-		send(first.method, first.path, k1, params, sig)
+		send(first.Method, first.Path, k1, params, sig)
 		clk.Add(time.Second)
-		status, code := send(second.method, second.path, k2, params, sig)
+		status, code := send(second.Method, second.Path, k2, params, sig)
 
 		guardKey := "replay:" + apiKey + ":" + sig
 		guard.mu.Lock()
@@ -163,8 +161,8 @@ func FuzzSignatureOneRoute(f *testing.F) {
 		if len(routes) > 1 {
 			t.Fatalf("signature of %q granted on %d routes: %v", params, len(routes), routes)
 		}
-		route1 := first.method + " " + first.path + " " + k1
-		route2 := second.method + " " + second.path + " " + k2
+		route1 := first.Method + " " + first.Path + " " + k1
+		route2 := second.Method + " " + second.Path + " " + k2
 		if granted[route1] && route1 != route2 && status < 300 {
 			t.Fatalf("signature of %q accepted on %s, then on %s: %d %s", params, route1, route2, status, code)
 		}

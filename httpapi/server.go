@@ -332,7 +332,7 @@ type call struct {
 // comes first: an unauthenticated caller learns nothing about parameters
 // or exchange keys. A stream handshake keeps no deadline: the hub holds
 // the connection.
-func (s *Server) signed(acc access, h func(http.ResponseWriter, *http.Request, *call) error) http.Handler {
+func (s *Server) signed(acc access, legacy legacyRule, h func(http.ResponseWriter, *http.Request, *call) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if acc != streamKey {
 			timeout := s.cfg.RequestTimeout
@@ -343,7 +343,7 @@ func (s *Server) signed(acc access, h func(http.ResponseWriter, *http.Request, *
 			defer cancel()
 			r = r.WithContext(ctx)
 		}
-		c, err := s.authenticateAs(w, r, acc.permission(), acc == streamKey)
+		c, err := s.authenticateAs(w, r, acc.permission(), acc == streamKey, legacy)
 		if err == nil {
 			err = h(w, r, c)
 		}
@@ -356,7 +356,7 @@ func (s *Server) signed(acc access, h func(http.ResponseWriter, *http.Request, *
 // authenticateAs authenticates a signed request (signed); for the stream
 // handshake (stream.go) a timestamp is required and the keys may be signed
 // query parameters.
-func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exgate.Permission, stream bool) (*call, error) {
+func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exgate.Permission, stream bool, legacy legacyRule) (*call, error) {
 	ctx := r.Context()
 	apiKey := r.Header.Get("X-API-KEY")
 	if apiKey == "" && stream {
@@ -461,6 +461,9 @@ func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exg
 	s.noteAuthenticated(ctx, r, sr.params)
 	if err := s.checkClientIP(ctx, r, apiKey); err != nil {
 		return nil, err
+	}
+	if key.LegacySigning && legacy != legacyOK {
+		return nil, exgate.Errorf(exgate.CodePermissionDenied, "this API key signs the legacy way (created with --legacy-signing, no timestamp): it may call only the seven routes of the spec and GET /v1/order; %s %s needs a key created without --legacy-signing", r.Method, r.URL.Path)
 	}
 	if name == "" {
 		return nil, exgate.Errorf(exgate.CodeMissingExchangeKey, "the X-API-EXCHANGE-KEY header is required")
