@@ -94,7 +94,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	if demo {
-		err := printDemo(ctx, st, g.Exchanges[exgate.ExchangeSim], stdout, "http://"+ln.Addr().String())
+		err := printDemo(ctx, st, g.Exchanges[exgate.ExchangeSim], stdout, "http://"+ln.Addr().String(), time.Now)
 		if err == nil && cln != nil {
 			err = printConsoleLogin(ctx, st, cfg, cln.Addr(), stdout)
 		}

@@ -143,7 +143,7 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		fs.StringVar(&c.GateioURL, "gateio-url", env("EXGATE_GATEIO_URL", "https://api.gateio.ws"), "Gate.io REST base URL (env EXGATE_GATEIO_URL)")
 		fs.StringVar(&c.GateioWSURL, "gateio-ws-url", env("EXGATE_GATEIO_WS_URL", gateio.DefaultWSURL), "Gate.io Spot WebSocket v4 URL of the live streams (env EXGATE_GATEIO_WS_URL)")
 		fs.DurationVar(&c.GateioWSPing, "gateio-ws-ping", envDuration("EXGATE_GATEIO_WS_PING", 10*time.Second), "how often a Gate.io stream pings; one silent for twice as long is reconnected (env EXGATE_GATEIO_WS_PING)")
-		fs.BoolVar(&c.RequireTimestamp, "require-timestamp", envBool("EXGATE_REQUIRE_TIMESTAMP", false), "refuse signed requests without a timestamp parameter (env EXGATE_REQUIRE_TIMESTAMP)")
+		fs.BoolVar(&c.RequireTimestamp, "require-timestamp", envBool("EXGATE_REQUIRE_TIMESTAMP", true), "refuse signed requests without a timestamp parameter; false lets GETs go without one, so a captured GET reads forever (env EXGATE_REQUIRE_TIMESTAMP)")
 		fs.IntVar(&c.ClientRate, "client-rate-limit", envInt("EXGATE_CLIENT_RATE_LIMIT", 50), "requests per second allowed to each client key, 0 for none (env EXGATE_CLIENT_RATE_LIMIT)")
 		fs.IntVar(&c.ClientBurst, "client-burst", envInt("EXGATE_CLIENT_BURST", 100), "burst allowed to each client key (env EXGATE_CLIENT_BURST)")
 		fs.StringVar(&c.PprofAddr, "pprof-addr", env("EXGATE_PPROF_ADDR", ""), "serve net/http/pprof on this address; off when empty (env EXGATE_PPROF_ADDR)")
