@@ -117,4 +117,9 @@ type Store interface {
 	// SimOpenOperations returns the operations applied with Open that no
 	// operation has closed yet, newest first.
 	SimOpenOperations(ctx context.Context, credentialID int64) ([]SimOperation, error)
+	// PaperCredentialsResting returns the paper keys of an exchange that
+	// have an open (resting) order, with ID, ClientAPIKey, Name,
+	// Exchange, Paper and PaperBalances set and no secret
+	// (docs/contract.md 2.9).
+	PaperCredentialsResting(ctx context.Context, exchange string) ([]Credential, error)
 }

@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"MasterKeyCheck", s.testMasterKeyCheck},
 		{"MasterKeyCheckEmptyStore", s.testMasterKeyCheckEmptyStore},
 		{"SimOpenOperations", s.testSimOpenOperations},
+		{"PaperCredentials", s.testPaperCredentials},
 		{"ConsoleLogins", s.testConsoleLogins},
 		{"ConsoleSessions", s.testConsoleSessions},
 		{"RecentIntents", s.testRecentIntents},

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/exgate/exgate"
@@ -25,6 +26,7 @@ import (
 	"github.com/exgate/exgate/exchange/binance"
 	"github.com/exgate/exgate/exchange/gateio"
 	"github.com/exgate/exgate/exchange/kraken"
+	"github.com/exgate/exgate/exchange/paper"
 	"github.com/exgate/exgate/exchange/sim"
 	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/journal"
@@ -109,6 +111,20 @@ type Gateway struct {
 	// Hub is the stream hub of GET /v1/stream, which the console's
 	// market page shares.
 	Hub *stream.Hub
+	// paper are the paper switches whose watchers fill resting paper
+	// orders (RunPaper).
+	paper []*paper.Exchange
+}
+
+// RunPaper checks the resting orders of paper keys against the live
+// books until ctx ends (docs/contract.md 2.9); serve starts it beside the
+// journal's reconciler.
+func (g *Gateway) RunPaper(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, p := range g.paper {
+		wg.Go(func() { _ = p.Run(ctx) })
+	}
+	wg.Wait()
 }
 
 // Build wires the exchanges, the journal, the stream hub and the HTTP API
@@ -137,8 +153,9 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 			m.ReplayGuardSize(state.replaySize)
 		}
 	}
+	simulated := sim.New(sim.Options{Ledger: st})
 	adapters := map[string]exgate.Exchange{
-		exgate.ExchangeSim: sim.New(sim.Options{Ledger: st}),
+		exgate.ExchangeSim: simulated,
 		exgate.ExchangeBinance: binance.New(binance.Options{
 			BaseURL: cfg.BinanceURL, StreamURL: cfg.BinanceWSURL, WSAPIURL: cfg.BinanceWSAPIURL, HTTPClient: upstream(exgate.ExchangeBinance), Limiter: limiter, MetadataCache: state.metadata, KlineMemory: cfg.KlineMemory, Logger: log.With("exchange", "binance"),
 		}),
@@ -164,6 +181,19 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 			ex = coalesce.New(ex, opts)
 		}
 		exchanges[name] = ex
+	}
+	// Paper keys (docs/contract.md 2.9): every real exchange is reached
+	// through its paper switch, which sends a paper key's orders and
+	// wallet to the simulation on the sim ledger and only its market
+	// data, through the coalescer, to the exchange.
+	var watchers []*paper.Exchange
+	for name, ex := range exchanges {
+		if name == exgate.ExchangeSim {
+			continue
+		}
+		p := paper.New(paper.Options{Live: ex, Wallet: simulated, Store: st, Logger: log.With("exchange", name, "paper", true)})
+		exchanges[name] = p
+		watchers = append(watchers, p)
 	}
 	jopts := journal.Options{Store: st, Exchanges: exchanges, Logger: log}
 	var observer interface {
@@ -214,7 +244,7 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 		Logger:         log,
 		Stream:         hub,
 	})
-	return &Gateway{API: srv, Journal: jr, Exchanges: exchanges, Hub: hub}
+	return &Gateway{API: srv, Journal: jr, Exchanges: exchanges, Hub: hub, paper: watchers}
 }
 
 // stillValid reports whether a stream's client key is active and its
