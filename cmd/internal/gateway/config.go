@@ -33,8 +33,11 @@ type Config struct {
 	DataDir     string
 	DatabaseURL string
 	RedisURL    string
-	MasterKey   string
-	BinanceURL  string
+	// SingleInstance: this is the only instance on its store, its replay
+	// guard and limits in process (PostgreSQL without Redis needs it).
+	SingleInstance bool
+	MasterKey      string
+	BinanceURL     string
 	// BinanceWSURL and BinanceWSAPIURL are Binance's WebSocket market
 	// streams and WebSocket API endpoints (the live streams); empty
 	// means Binance's production ones.
@@ -133,6 +136,7 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 	if server {
 		fs.StringVar(&c.Addr, "addr", env("EXGATE_ADDR", "127.0.0.1:8080"), "listen address (env EXGATE_ADDR)")
 		fs.StringVar(&c.RedisURL, "redis-url", env("EXGATE_REDIS_URL", ""), "redis://… to share limits, replay guard and nonces between instances (env EXGATE_REDIS_URL)")
+		fs.BoolVar(&c.SingleInstance, "single-instance", envBool("EXGATE_SINGLE_INSTANCE", false), "this is the only instance on its PostgreSQL store: run without Redis, refusing to start while another instance is live there (env EXGATE_SINGLE_INSTANCE)")
 		fs.StringVar(&c.BinanceURL, "binance-url", env("EXGATE_BINANCE_URL", "https://api.binance.com"), "Binance REST base URL (env EXGATE_BINANCE_URL)")
 		fs.StringVar(&c.BinanceWSURL, "binance-ws-url", env("EXGATE_BINANCE_WS_URL", binance.DefaultStreamURL), "Binance WebSocket market streams base URL (env EXGATE_BINANCE_WS_URL)")
 		fs.StringVar(&c.BinanceWSAPIURL, "binance-ws-api-url", env("EXGATE_BINANCE_WS_API_URL", binance.DefaultWSAPIURL), "Binance WebSocket API URL, for the order stream (env EXGATE_BINANCE_WS_API_URL)")
