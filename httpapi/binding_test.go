@@ -163,7 +163,10 @@ func TestLegacyKeyRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.addCredential(legacyKey, "demo", exgate.PermissionTrade, exgate.PermissionWithdraw)
-	as := func(req request) request { req.apiKey, req.secret, req.noTimestamp = &legacyKey, legacySecret, true; return req }
+	as := func(req request) request {
+		req.apiKey, req.secret, req.noTimestamp = &legacyKey, legacySecret, true
+		return req
+	}
 	placed := g.do(as(request{method: "POST", path: "/v1/order/market", body: marketBuy}))
 	if placed.status != 200 {
 		t.Fatalf("legacy market order: %d %s", placed.status, placed.body)
