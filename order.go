@@ -147,7 +147,8 @@ type Order struct {
 	Paper bool `json:"paper,omitempty"`
 }
 
-// Reason is why an order was refused or found never placed.
+// Reason is why an order or a withdrawal was refused or found never
+// placed.
 type Reason struct {
 	Code   Code   `json:"code"`
 	Detail string `json:"detail"`

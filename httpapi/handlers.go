@@ -187,10 +187,11 @@ func (s *Server) handleMarketOrder(w http.ResponseWriter, r *http.Request, c *ca
 	if err != nil {
 		return err
 	}
-	if done, err := s.marketOrderExtras(w, r, c, ps, &req); done || err != nil {
+	done, ctx, err := s.marketOrderExtras(w, r, c, ps, &req)
+	if done || err != nil {
 		return err
 	}
-	order, err := s.cfg.Ledger.PlaceOrder(r.Context(), c.cred, req, ref)
+	order, err := s.cfg.Ledger.PlaceOrder(ctx, c.cred, req, ref)
 	if err != nil {
 		return withPending(err, order)
 	}
@@ -424,7 +425,11 @@ func (s *Server) handleWithdraw(w http.ResponseWriter, r *http.Request, c *call)
 	if err != nil {
 		return err
 	}
-	wd, err := s.cfg.Ledger.Withdraw(r.Context(), c.cred, req, ref)
+	ctx, err := s.checkWithdrawalRisk(r.Context(), c, req)
+	if err != nil {
+		return err
+	}
+	wd, err := s.cfg.Ledger.Withdraw(ctx, c.cred, req, ref)
 	if err != nil {
 		return withPending(err, wd)
 	}

@@ -16,6 +16,7 @@ type lifecycleLedger interface {
 	CancelAll(ctx context.Context, cred exgate.Credential, sym exgate.Symbol) ([]exgate.Order, error)
 	LabelOrders(ctx context.Context, apiKey string, orders []exgate.Order) []exgate.Order
 	LabelFills(ctx context.Context, apiKey string, fills []exgate.Fill) []exgate.Fill
+	LabelWithdrawals(ctx context.Context, apiKey string, wds []exgate.Withdrawal) []exgate.Withdrawal
 }
 
 // lifecycle returns the journal's lifecycle side and the exchange's order
@@ -83,15 +84,21 @@ func (s *Server) handleLimitOrder(w http.ResponseWriter, r *http.Request, c *cal
 			return err
 		}
 	}
+	// The risk checks come before the journal and the exchange, and
+	// answer a test order the refusal a real one would get.
+	ctx, err := s.checkOrderRisk(r.Context(), c, riskOrder{limit: &req}, test)
+	if err != nil {
+		return err
+	}
 	if test {
-		o, err := om.TestOrder(r.Context(), c.cred, exgate.TestOrderRequest{Limit: &req})
+		o, err := om.TestOrder(ctx, c.cred, exgate.TestOrderRequest{Limit: &req})
 		if err != nil {
 			return err
 		}
 		o.ClientOrderID = ref
 		return writeJSON(w, o)
 	}
-	order, err := l.PlaceLimitOrder(r.Context(), c.cred, req, ref)
+	order, err := l.PlaceLimitOrder(ctx, c.cred, req, ref)
 	if err != nil {
 		return withPending(err, order)
 	}
@@ -139,40 +146,42 @@ func limitOrderRequest(ps params, r *http.Request) (req exgate.LimitOrderRequest
 	return
 }
 
-// marketOrderExtras handles what docs/contract.md 2.4 adds to POST
+// marketOrderExtras checks the risk limits and handles what docs/contract.md 2.4 adds to POST
 // /v1/order/market: test: true, and a pair given the other way round,
 // which is placed as the opposite side on the listed pair. It reports
 // whether it answered the request (a test order); an error is not yet
 // written.
-func (s *Server) marketOrderExtras(w http.ResponseWriter, r *http.Request, c *call, ps params, req *exgate.OrderRequest) (bool, error) {
+func (s *Server) marketOrderExtras(w http.ResponseWriter, r *http.Request, c *call, ps params, req *exgate.OrderRequest) (bool, context.Context, error) {
+	ctx := r.Context()
 	test, err := ps.boolean("test")
 	if err != nil {
-		return false, err
+		return false, ctx, err
 	}
 	om, ok := exgate.Ability[exgate.OrderManager](c.ex)
 	if !ok {
 		if test {
-			return false, exgate.Errorf(exgate.CodeNotImplemented, "test orders are not available on %s through this gateway yet", c.cred.Exchange)
+			return false, ctx, exgate.Errorf(exgate.CodeNotImplemented, "test orders are not available on %s through this gateway yet", c.cred.Exchange)
 		}
-		return false, nil
+		ctx, err = s.checkOrderRisk(ctx, c, riskOrder{market: req}, false)
+		return false, ctx, err
 	}
-	if infos, err := om.Symbols(r.Context(), c.cred, exgate.SymbolFilter{Symbol: req.Symbol}); err == nil && len(infos) == 0 {
-		if inv, err := om.Symbols(r.Context(), c.cred, exgate.SymbolFilter{Symbol: req.Symbol.Inverse()}); err == nil && len(inv) > 0 {
+	if infos, err := om.Symbols(ctx, c.cred, exgate.SymbolFilter{Symbol: req.Symbol}); err == nil && len(infos) == 0 {
+		if inv, err := om.Symbols(ctx, c.cred, exgate.SymbolFilter{Symbol: req.Symbol.Inverse()}); err == nil && len(inv) > 0 {
 			*req = exgate.InvertOrderRequest(*req)
 		}
 	}
-	if !test {
-		return false, nil
+	if ctx, err = s.checkOrderRisk(ctx, c, riskOrder{market: req}, test); err != nil || !test {
+		return false, ctx, err
 	}
-	o, err := om.TestOrder(r.Context(), c.cred, exgate.TestOrderRequest{Market: req})
+	o, err := om.TestOrder(ctx, c.cred, exgate.TestOrderRequest{Market: req})
 	if err != nil {
-		return false, err
+		return false, ctx, err
 	}
 	if req.Inverted {
 		o = o.Inverted()
 	}
 	o.ClientOrderID, _ = ps.str("clientOrderId", false)
-	return true, writeJSON(w, o)
+	return true, ctx, writeJSON(w, o)
 }
 
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -302,7 +311,7 @@ func (s *Server) handleRecentWithdrawals(w http.ResponseWriter, r *http.Request,
 		return err
 	}
 	f := exgate.WithdrawalFilter{Asset: asset, Status: status}
-	_, om, err := s.lifecycle(c)
+	l, om, err := s.lifecycle(c)
 	if err != nil {
 		return err
 	}
@@ -310,7 +319,7 @@ func (s *Server) handleRecentWithdrawals(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, nonNil(wds))
+	return writeJSON(w, nonNil(l.LabelWithdrawals(r.Context(), c.apiKey, wds)))
 }
 
 func (s *Server) handleSymbols(w http.ResponseWriter, r *http.Request, c *call) error {

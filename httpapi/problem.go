@@ -30,6 +30,12 @@ type problem struct {
 	ID         string             `json:"id,omitempty"`
 	Order      *exgate.Order      `json:"order,omitempty"`
 	Withdrawal *exgate.Withdrawal `json:"withdrawal,omitempty"`
+	// Extension members of a risk refusal (docs/contract.md 2.8):
+	// RISK_LIMIT_EXCEEDED's limit, value and max, TRADING_HALTED's reason.
+	Limit  string  `json:"limit,omitempty"`
+	Value  string  `json:"value,omitempty"`
+	Max    string  `json:"max,omitempty"`
+	Reason *string `json:"reason,omitempty"`
 }
 
 // pendingError is a failure about an order or withdrawal the journal
@@ -85,6 +91,10 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 		Param:     e.Param,
 		RequestID: requestID(r.Context()),
 	}
+	if e.Risk != nil {
+		p.Limit, p.Value, p.Max, p.Reason = e.Risk.Limit, e.Risk.Value, e.Risk.Max, e.Risk.Reason
+		s.noteRiskRefusal(e)
+	}
 	if rec, ok := errors.AsType[*pendingError](err); ok {
 		p.Order, p.Withdrawal = rec.order, rec.withdrawal
 		if rec.order != nil {
@@ -113,6 +123,8 @@ var codeTitles = map[exgate.Code]string{
 	exgate.CodePermissionDenied:       "Permission denied",
 	exgate.CodeIPNotAllowed:           "IP address not allowed",
 	exgate.CodeAddressNotAllowed:      "Withdrawal address not allowed",
+	exgate.CodeRiskLimitExceeded:      "Risk limit exceeded",
+	exgate.CodeTradingHalted:          "Trading halted",
 	exgate.CodeInvalidParameter:       "Invalid parameter",
 	exgate.CodeUnknownSymbol:          "Unknown symbol",
 	exgate.CodeQuantityTooSmall:       "Quantity too small",

@@ -100,6 +100,8 @@ func routeTable() []route {
 		{"GET", "/v1/order/fills", readKey, notLegacy, notAudited, LimitClient, (*Server).handleFills},
 		{"GET", "/v1/wallet/recent-withdraws", readKey, notLegacy, notAudited, LimitClient, (*Server).handleRecentWithdrawals},
 		{"GET", "/v1/market/symbols", readKey, notLegacy, notAudited, LimitMarketData, (*Server).handleSymbols},
+		// Risk controls (docs/contract.md 2.8; risk.go).
+		{"GET", "/v1/account/risk", readKey, notLegacy, notAudited, LimitClient, (*Server).handleAccountRisk},
 		// Streams (docs/contract.md 2.5; stream.go).
 		{"GET", "/v1/stream", streamKey, notLegacy, notAudited, LimitClient, (*Server).handleStream},
 		{"GET", "/healthz", public, notLegacy, notAudited, LimitNone, (*Server).handleHealth},

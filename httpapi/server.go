@@ -89,6 +89,12 @@ type Config struct {
 	RouteLimits RouteLimits
 	// Metrics, when set, hears of every request answered.
 	Metrics requestObserver
+	// Risk, when set, checks orders and withdrawals against the risk
+	// limits and halts before they are journaled, and serves GET
+	// /v1/account/risk (risk.go).
+	Risk riskGate
+	// RiskMetrics, when set, counts the risk refusals by limit.
+	RiskMetrics riskObserver
 	// Stream, when set, serves GET /v1/stream (stream.go); without it
 	// the route answers 501 NOT_IMPLEMENTED.
 	Stream streamHub

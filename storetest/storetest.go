@@ -68,6 +68,10 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"ConsoleSessions", s.testConsoleSessions},
 		{"RecentIntents", s.testRecentIntents},
 		{"Instances", s.testInstances},
+		{"RiskLimits", s.testRiskLimits},
+		{"RiskHalts", s.testRiskHalts},
+		{"RiskReservations", s.testRiskReservations},
+		{"ConcurrentRiskReservations", s.testConcurrentRiskReservations},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

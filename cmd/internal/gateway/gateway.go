@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +34,7 @@ import (
 	"github.com/exgate/exgate/localstate"
 	"github.com/exgate/exgate/metrics"
 	"github.com/exgate/exgate/redis"
+	"github.com/exgate/exgate/risk"
 	"github.com/exgate/exgate/stream"
 )
 
@@ -111,6 +113,9 @@ type Gateway struct {
 	// Hub is the stream hub of GET /v1/stream, which the console's
 	// market page shares.
 	Hub *stream.Hub
+	// Risk checks orders and withdrawals against the risk controls; its
+	// Run announces halts and resumes on the orders channel.
+	Risk *risk.Engine
 	// paper are the paper switches whose watchers fill resting paper
 	// orders (RunPaper).
 	paper []*paper.Exchange
@@ -221,6 +226,28 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 	if m != nil {
 		m.Streams(hub)
 	}
+	// The risk controls: limits and halts from the store, halts and
+	// resumes announced on the orders channel (docs/risk.md).
+	var eng *risk.Engine
+	eng = risk.New(risk.Options{Store: st, Logger: log,
+		Halted: func(h exgate.RiskHalt) {
+			msg, _ := json.Marshal(map[string]string{"op": "halted", "reason": h.Reason})
+			hub.Announce(func(k string) bool { return h.APIKey == exgate.RiskHaltAll || k == h.APIKey }, msg)
+		},
+		Resumed: func(apiKey string) {
+			hub.Announce(func(k string) bool {
+				if apiKey != exgate.RiskHaltAll && k != apiKey {
+					return false
+				}
+				h, err := eng.Halted(context.Background(), k)
+				return err == nil && h == nil
+			}, []byte(`{"op":"resumed"}`))
+		},
+	})
+	var riskMetrics interface{ RiskRefused(limit string) }
+	if m != nil {
+		riskMetrics = m.Risk(eng.HaltCount)
+	}
 	srv := httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
@@ -243,8 +270,10 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 		OpenAPI:        api.Spec(),
 		Logger:         log,
 		Stream:         hub,
+		Risk:           eng,
+		RiskMetrics:    riskMetrics,
 	})
-	return &Gateway{API: srv, Journal: jr, Exchanges: exchanges, Hub: hub, paper: watchers}
+	return &Gateway{API: srv, Journal: jr, Exchanges: exchanges, Hub: hub, Risk: eng, paper: watchers}
 }
 
 // stillValid reports whether a stream's client key is active and its
