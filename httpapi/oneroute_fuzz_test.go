@@ -66,12 +66,12 @@ func FuzzSignatureOneRoute(f *testing.F) {
 		f.Fatal(err)
 	}
 	for _, name := range []string{"demo", "live"} {
-		if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: apiKey, Name: name, Exchange: exgate.ExchangeSim,
+		if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: apiKey, Name: name, Exchange: sim.Name,
 			Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}}); err != nil {
 			f.Fatal(err)
 		}
 	}
-	exchanges := map[string]exgate.Exchange{exgate.ExchangeSim: sim.New(sim.Options{Ledger: st, Now: clk.Now})}
+	exchanges := map[string]exgate.Exchange{sim.Name: sim.New(sim.Options{Ledger: st, Now: clk.Now})}
 	guard := &claimLog{ReplayGuard: localstate.NewReplayGuard(clk.Now), granted: map[string]map[string]bool{}}
 	srv := httpapi.New(httpapi.Config{
 		Keys: st, Exchanges: exchanges, Ledger: journal.New(journal.Options{Store: st, Exchanges: exchanges, Now: clk.Now}),

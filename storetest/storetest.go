@@ -68,6 +68,8 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"ConsoleSessions", s.testConsoleSessions},
 		{"RecentIntents", s.testRecentIntents},
 		{"Instances", s.testInstances},
+		{"SimWallets", s.testSimWallets},
+		{"ExclusiveIntents", s.testExclusiveIntents},
 		{"RiskLimits", s.testRiskLimits},
 		{"RiskHalts", s.testRiskHalts},
 		{"RiskReservations", s.testRiskReservations},

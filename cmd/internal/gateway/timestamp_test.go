@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/sim"
 	"github.com/exgate/exgate/sqlite"
 )
 
@@ -50,13 +51,16 @@ func TestTimestampRequiredByDefault(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = state.Close() })
-			g := Build(cfg, st, state, slog.New(slog.DiscardHandler))
+			g, err := Build(cfg, st, state, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
 			srv := httptest.NewServer(g.API)
 			t.Cleanup(srv.Close)
 			if err := st.CreateClientKey(ctx, exgate.ClientKey{APIKey: "k", Secret: "s", CreatedAt: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "k", Name: "live", Exchange: exgate.ExchangeSim,
+			if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "k", Name: "live", Exchange: sim.Name,
 				Permissions: []exgate.Permission{exgate.PermissionRead}}); err != nil {
 				t.Fatal(err)
 			}
