@@ -121,6 +121,8 @@ type Store interface {
 	// ConsoleStore keeps the web console's logins and sessions and reads
 	// the journal by exchange key (console.go).
 	ConsoleStore
+	// InstanceStore keeps the running gateways' heartbeats (instances.go).
+	InstanceStore
 	// SimOperations returns up to limit operations of a kind, newest
 	// first (by CreatedAt, then by the order they were applied); limit
 	// <= 0 means no limit.

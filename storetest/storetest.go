@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"ConsoleLogins", s.testConsoleLogins},
 		{"ConsoleSessions", s.testConsoleSessions},
 		{"RecentIntents", s.testRecentIntents},
+		{"Instances", s.testInstances},
 		{"SimWallets", s.testSimWallets},
 		{"ExclusiveIntents", s.testExclusiveIntents},
 		{"RiskLimits", s.testRiskLimits},
