@@ -34,6 +34,10 @@ var dialect = sqlstore.Dialect{
 		Serial: "BIGINT NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY"},
 	LockMigrations: fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, migrationLock),
 	LockRow:        ` FOR UPDATE`,
+	// Every commit waits for its WAL flush (synchronous_commit stays on):
+	// concurrent intents share one commit, outcomes and audit records join
+	// it.
+	JournalGroupCommit: true,
 }
 
 // Store is the PostgreSQL store. It is safe for concurrent use.

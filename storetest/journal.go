@@ -34,7 +34,7 @@ func (s suite) testIntents(t *testing.T) {
 	created := time.Date(2029, 12, 31, 23, 59, 59, 999999999, time.UTC)
 
 	full := intent("o1", "alice", "my-1")
-	full.Status = 201
+	full.Answer = exgate.AnswerRecord
 	full.Response = []byte(`{"id":"o1"}`)
 	full.CreatedAt = created
 	full.UpdatedAt = created.Add(time.Second)
@@ -126,7 +126,8 @@ func (s suite) testIntents(t *testing.T) {
 			{"duplicate id", e.CreateIntent(ctx, sameID), exgate.ErrConflict},
 			{"duplicate client ref", e.CreateIntent(ctx, sameRef), exgate.ErrConflict},
 			{"read unknown", second(e.Intent(ctx, "nope")), exgate.ErrNotFound},
-			{"update unknown", e.UpdateIntent(ctx, "nope", exgate.IntentFinal, 200, nil), exgate.ErrNotFound},
+			{"update unknown", e.UpdateIntent(ctx, "nope", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord}), exgate.ErrNotFound},
+			{"outcome of unknown", e.RecordOutcome(ctx, "nope", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord}), exgate.ErrNotFound},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -145,29 +146,37 @@ func (s suite) testIntents(t *testing.T) {
 	})
 
 	t.Run("update", func(t *testing.T) {
+		due := startTime().Add(time.Hour)
 		tests := []struct {
-			name     string
-			state    exgate.IntentState
-			status   int
-			response []byte
+			name    string
+			outcome exgate.IntentOutcome
+			later   bool // RecordOutcome rather than UpdateIntent
+			wantDue time.Time
 		}{
-			{"unknown", exgate.IntentUnknown, 0, nil},
-			{"accepted", exgate.IntentAccepted, 201, []byte(`{"status":"PENDING"}`)},
-			{"final", exgate.IntentFinal, 201, []byte(`{"status":"FILLED"}`)},
+			{"unknown", exgate.IntentOutcome{State: exgate.IntentUnknown, Answer: exgate.AnswerPending, Response: []byte(`{"status":"PENDING"}`)}, false, startTime()},
+			{"accepted, due later", exgate.IntentOutcome{State: exgate.IntentAccepted, Answer: exgate.AnswerRecord, Response: []byte(`{"status":"NEW"}`), NextDue: due}, false, due},
+			{"recorded later", exgate.IntentOutcome{State: exgate.IntentAccepted, Answer: exgate.AnswerRecord, Response: []byte(`{"status":"PARTIALLY_FILLED"}`)}, true, due},
+			{"recorded later, due", exgate.IntentOutcome{State: exgate.IntentAccepted, Answer: exgate.AnswerRecord, Response: []byte(`{"status":"PARTIALLY_FILLED"}`), NextDue: due.Add(time.Hour)}, true, due.Add(time.Hour)},
+			{"final error", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerError, Response: []byte(`{"code":"ORDER_REJECTED"}`)}, false, due.Add(time.Hour)},
+			{"final", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord, Response: []byte(`{"status":"FILLED"}`)}, true, due.Add(time.Hour)},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				now := e.clock.Advance(time.Second)
-				if err := e.UpdateIntent(ctx, "o2", tc.state, tc.status, tc.response); err != nil {
-					t.Fatalf("UpdateIntent: %v", err)
+				update := e.UpdateIntent
+				if tc.later {
+					update = e.RecordOutcome
+				}
+				if err := update(ctx, "o2", tc.outcome); err != nil {
+					t.Fatalf("update: %v", err)
 				}
 				got, err := e.Intent(ctx, "o2")
 				if err != nil {
 					t.Fatal(err)
 				}
 				want := defaulted
-				want.CreatedAt, want.NextDue = startTime(), startTime()
-				want.State, want.Status, want.Response, want.UpdatedAt = tc.state, tc.status, tc.response, now
+				want.CreatedAt, want.NextDue = startTime(), tc.wantDue
+				want.State, want.Answer, want.Response, want.UpdatedAt = tc.outcome.State, tc.outcome.Answer, tc.outcome.Response, now
 				if diff := cmp.Diff(got, want); diff != "" {
 					t.Fatalf("Intent after update (-got +want):\n%s", diff)
 				}
@@ -202,7 +211,7 @@ func (s suite) testUnfinishedIntents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := e.UpdateIntent(ctx, "i-done", exgate.IntentFinal, 200, nil); err != nil {
+	if err := e.UpdateIntent(ctx, "i-done", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord}); err != nil {
 		t.Fatal(err)
 	}
 	all := []string{"i-first", "i-tie-a", "i-tie-b", "i-late"}

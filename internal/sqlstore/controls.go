@@ -140,9 +140,10 @@ func (s *Store) AppendAudit(ctx context.Context, e exgate.AuditEntry) (exgate.Au
 }
 
 // AppendAudits implements exgate.Store: the entries in one transaction, in
-// order; none is written when one is invalid.
+// order; none is written when one is invalid. The write joins the next
+// batch of the journal's writes (journalLater).
 func (s *Store) AppendAudits(ctx context.Context, es []exgate.AuditEntry) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.journalLater(ctx, func(tx *sql.Tx) error {
 		for i := range es {
 			if err := s.insertAudit(ctx, tx, &es[i]); err != nil {
 				return err

@@ -126,7 +126,7 @@ func TestGroupCommit(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			db := groupDB(t)
-			g := &groupCommit{db: db}
+			g := newGroupCommit(db, true)
 			started, release := make(chan struct{}), make(chan struct{})
 			firstDone := make(chan error, 1)
 			go func() {
@@ -173,7 +173,7 @@ func TestGroupCommit(t *testing.T) {
 
 func TestGroupCommitCanceledCaller(t *testing.T) {
 	db := groupDB(t)
-	g := &groupCommit{db: db}
+	g := newGroupCommit(db, true)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if err := g.do(ctx, insert("x")); !errors.Is(err, context.Canceled) {

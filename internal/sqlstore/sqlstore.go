@@ -42,6 +42,13 @@ type Dialect struct {
 	// savepoint, with one commit (groupcommit.go): for a database with a
 	// single writer whose every commit is synced to disk (SQLite).
 	GroupCommit bool
+	// JournalGroupCommit runs the journal's writes (intents, their
+	// outcomes, the audit records) of concurrent callers as one
+	// transaction without savepoints, each a single statement, with one
+	// commit: for a database with concurrent writers where each commit
+	// costs a flush of its log and each statement a round trip
+	// (PostgreSQL). GroupCommit covers the journal already.
+	JournalGroupCommit bool
 }
 
 // Types are the column types the schema (migrations/*.sql) names by
@@ -88,6 +95,9 @@ type Store struct {
 	box   *secretbox.Box
 	// group, when set, batches the write transactions (Dialect.GroupCommit).
 	group *groupCommit
+	// journal, when set, batches the journal's writes: group, or one of
+	// their own (Dialect.JournalGroupCommit).
+	journal *groupCommit
 }
 
 var _ exgate.Store = (*Store)(nil)
@@ -102,8 +112,12 @@ func New(d Dialect, write, read *sql.DB, masterKey []byte) (*Store, error) {
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
 	s := &Store{d: d, write: write, read: read, box: box}
-	if d.GroupCommit {
-		s.group = &groupCommit{db: write}
+	switch {
+	case d.GroupCommit:
+		s.group = newGroupCommit(write, true)
+		s.journal = s.group
+	case d.JournalGroupCommit:
+		s.journal = newGroupCommit(write, false)
 	}
 	return s, nil
 }
@@ -210,6 +224,26 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
+// journalTx runs fn, one statement of the journal (see
+// Dialect.JournalGroupCommit), in a write transaction that may be shared
+// with other callers'.
+func (s *Store) journalTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.journal != nil {
+		return s.journal.do(ctx, fn)
+	}
+	return s.inTx(ctx, fn)
+}
+
+// journalLater is journalTx for a write nobody waits on: it joins the
+// next transaction anyone commits, or is committed alone after a few
+// milliseconds (groupcommit.go).
+func (s *Store) journalLater(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.journal != nil {
+		return s.journal.later(ctx, fn)
+	}
+	return s.inTx(ctx, fn)
+}
+
 // exec runs a statement in a write transaction of its own and maps no
 // row affected to none: exgate.ErrConflict for an INSERT ... ON CONFLICT
 // DO NOTHING that inserted nothing, exgate.ErrNotFound for an UPDATE or
@@ -218,6 +252,11 @@ func (s *Store) exec(ctx context.Context, none error, query string, args ...any)
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		return execOne(ctx, tx, none, query, args...)
 	})
+}
+
+// execStmt is execOne for the store's own statements.
+func (s *Store) execStmt(ctx context.Context, tx *sql.Tx, none error, query string, args ...any) error {
+	return execOne(ctx, tx, none, query, args...)
 }
 
 // execOne runs a statement in tx and returns none when it affected no row.
