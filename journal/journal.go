@@ -613,6 +613,9 @@ func replay[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgate.I
 	// A duplicate of a request still with the exchange waits for its
 	// outcome rather than answering that it is unknown.
 	it = s.await(ctx, it)
+	if !it.State.Done() {
+		s.saved(ctx, it.ID)
+	}
 	if !it.State.Done() && !s.isInflight(it.ID) && !s.owned(it) {
 		if fresh, err := reconcile(ctx, s, k, it); err == nil {
 			it = fresh
@@ -673,6 +676,11 @@ func lookup[R, T any](ctx context.Context, s *Service, k kind[R, T], apiKey, id,
 		return zero, storeError(err)
 	}
 	it = s.answered(it)
+	if !it.State.Done() {
+		// Read from the exchange below, and recorded, only after this
+		// process's own answer is on disk.
+		s.saved(ctx, it.ID)
+	}
 	if !it.State.Done() && !s.isInflight(it.ID) {
 		if fresh, err := reconcile(ctx, s, k, it); err == nil {
 			it = fresh

@@ -399,3 +399,62 @@ func (s suite) testDueIntents(t *testing.T) {
 		}
 	})
 }
+
+// testIntentAnswerMigration: intents stored before migration 0007, with
+// the HTTP status the journal used to record, read back with their answer
+// in the journal's terms. The test puts the intents table back as it was
+// before 0007 (a status column, no answer), writes rows as the journal
+// wrote them then, and opens the store again, which applies 0007 again.
+func (s suite) testIntentAnswerMigration(t *testing.T) {
+	e := s.newEnv(t)
+	ctx := t.Context()
+	e.rawExec(t, `ALTER TABLE intents ADD COLUMN status INTEGER NOT NULL DEFAULT 0`)
+	e.rawExec(t, `ALTER TABLE intents DROP COLUMN answer`)
+	e.rawExec(t, `DELETE FROM schema_migrations WHERE name = '0007_intent_answer.sql'`)
+	rows := []struct {
+		id, state string
+		status    int
+		response  string // NULL when empty
+		want      exgate.IntentAnswer
+	}{
+		{"o-submitting", "submitting", 0, "", exgate.AnswerNone},
+		{"o-filled", "final", 200, `{"status":"FILLED"}`, exgate.AnswerRecord},
+		{"o-open", "accepted", 200, `{"status":"PENDING"}`, exgate.AnswerRecord},
+		{"o-unknown", "unknown", 504, `{"status":"PENDING"}`, exgate.AnswerPending},
+		{"o-refused", "final", 422, `{"code":"ORDER_REJECTED","detail":"no"}`, exgate.AnswerError},
+		{"o-orphaned", "final", 502, `{"code":"EXCHANGE_ERROR","detail":"gone","outcomeUnknown":true}`, exgate.AnswerError},
+		{"w-unavailable", "final", 503, `{"code":"EXCHANGE_UNAVAILABLE","detail":"down"}`, exgate.AnswerError},
+		{"o-status-no-body", "unknown", 504, "", exgate.AnswerNone},
+	}
+	for i, r := range rows {
+		response := "NULL"
+		if r.response != "" {
+			response = "'" + r.response + "'"
+		}
+		e.rawExec(t, fmt.Sprintf(`INSERT INTO intents (id, kind, client_api_key, credential_id, credential_name, exchange,
+			client_ref, fingerprint, request, state, status, response, created_at, updated_at, next_due, attempts)
+			VALUES ('%s', 'order', 'alice', 42, 'main', 'binance', 'ref-%d', 'fp', '{}', '%s', %d, %s, 1, 2, 3, 0)`,
+			r.id, i, r.state, r.status, response))
+	}
+	second := e.reopen(t)
+	for _, r := range rows {
+		got, err := second.Intent(ctx, r.id)
+		if err != nil {
+			t.Fatalf("Intent(%s) after the migration: %v", r.id, err)
+		}
+		if got.Answer != r.want || string(got.Response) != r.response || string(got.State) != r.state {
+			t.Errorf("%s (status %d) after the migration: answer %q, state %s, response %s; want %q, %s, %s",
+				r.id, r.status, got.Answer, got.State, got.Response, r.want, r.state, r.response)
+		}
+	}
+	if cols := e.rawQuery(t, `SELECT count(*) FROM schema_migrations WHERE name = '0007_intent_answer.sql'`); len(cols) != 1 || cols[0][0] != "1" {
+		t.Errorf("0007 recorded %v times, want once", cols)
+	}
+	// And the journal's writes go on in the new column.
+	if err := second.UpdateIntent(ctx, "o-submitting", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord, Response: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := second.Intent(ctx, "o-submitting"); err != nil || got.Answer != exgate.AnswerRecord {
+		t.Errorf("after an update: %+v, %v", got, err)
+	}
+}
