@@ -157,6 +157,11 @@ func (s *Store) AppendAudits(ctx context.Context, es []exgate.AuditEntry) error 
 	return nil
 }
 
+// insertAuditSQL writes one audit record and returns its seq.
+const insertAuditSQL = `INSERT INTO audit_log
+	(at, actor, action, api_key, exchange_key, details, status, code, intent_id, request_id, remote)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`
+
 // insertAudit writes e and sets its Seq and Time.
 func (s *Store) insertAudit(ctx context.Context, tx *sql.Tx, e *exgate.AuditEntry) error {
 	if e.Actor == "" || e.Action == "" {
@@ -174,9 +179,7 @@ func (s *Store) insertAudit(ctx context.Context, tx *sql.Tx, e *exgate.AuditEntr
 		}
 		details = string(b)
 	}
-	return tx.QueryRowContext(ctx, `INSERT INTO audit_log
-		(at, actor, action, api_key, exchange_key, details, status, code, intent_id, request_id, remote)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`,
+	return s.txQueryRow(ctx, tx, insertAuditSQL,
 		unixNano(e.Time), e.Actor, e.Action, e.APIKey, e.ExchangeKey, details, e.Status, e.Code,
 		e.IntentID, e.RequestID, e.Remote).Scan(&e.Seq)
 }

@@ -48,6 +48,8 @@ type groupCommit struct {
 	savepoints bool
 	// linger is how long deferred work waits for a batch to join.
 	linger time.Duration
+	// stmts, when set, keeps the savepoint statements prepared.
+	stmts *stmtCache
 
 	mu       sync.Mutex
 	queue    []*txWork
@@ -216,16 +218,16 @@ func (g *groupCommit) runTx(batch []*txWork, results []error) (err error) {
 			}
 			continue
 		}
-		if _, err := tx.Exec(`SAVEPOINT exgate_work`); err != nil {
+		if err := g.exec(tx, savepointSQL); err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
 		results[i] = protect(w.fn, tx)
-		end := []string{`RELEASE exgate_work`}
+		end := []string{releaseSQL}
 		if results[i] != nil {
-			end = []string{`ROLLBACK TO exgate_work`, `RELEASE exgate_work`}
+			end = []string{rollbackToSQL, releaseSQL}
 		}
 		for _, stmt := range end {
-			if _, err := tx.Exec(stmt); err != nil {
+			if err := g.exec(tx, stmt); err != nil {
 				return fmt.Errorf("end of one caller's work in a shared transaction: %w", err)
 			}
 		}
@@ -234,6 +236,23 @@ func (g *groupCommit) runTx(batch []*txWork, results []error) (err error) {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// The statements around one caller's work in a shared transaction.
+const (
+	savepointSQL  = `SAVEPOINT exgate_work`
+	releaseSQL    = `RELEASE exgate_work`
+	rollbackToSQL = `ROLLBACK TO exgate_work`
+)
+
+// exec runs one of the savepoint statements in tx.
+func (g *groupCommit) exec(tx *sql.Tx, query string) error {
+	if st := g.stmts.inTx(context.Background(), tx, query); st != nil {
+		_, err := st.Exec()
+		return err
+	}
+	_, err := tx.Exec(query)
+	return err
 }
 
 // clean reports whether a work's failure left the transaction as it was:

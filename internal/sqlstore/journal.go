@@ -47,7 +47,7 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 
 // Intent implements exgate.Store.
 func (s *Store) Intent(ctx context.Context, id string) (exgate.Intent, error) {
-	in, err := scanIntent(s.read.QueryRowContext(ctx,
+	in, err := scanIntent(s.readRow(ctx,
 		`SELECT `+intentColumns+` FROM intents WHERE id = $1`, id))
 	if err != nil {
 		return exgate.Intent{}, s.fail("intent "+id, noRow(err))
@@ -60,7 +60,7 @@ func (s *Store) IntentByClientRef(ctx context.Context, apiKey string, kind exgat
 	if ref == "" {
 		return exgate.Intent{}, s.fail("intent by empty client id", exgate.ErrNotFound)
 	}
-	in, err := scanIntent(s.read.QueryRowContext(ctx, `SELECT `+intentColumns+` FROM intents
+	in, err := scanIntent(s.readRow(ctx, `SELECT `+intentColumns+` FROM intents
 		WHERE client_api_key = $1 AND kind = $2 AND client_ref = $3 AND client_ref <> ''`,
 		apiKey, string(kind), ref))
 	if err != nil {
@@ -90,17 +90,22 @@ func (s *Store) RecordOutcome(ctx context.Context, id string, o exgate.IntentOut
 func (s *Store) updateIntent(ctx context.Context, id string, o exgate.IntentOutcome) func(tx *sql.Tx) error {
 	if o.NextDue.IsZero() {
 		return func(tx *sql.Tx) error {
-			return s.execStmt(ctx, tx, exgate.ErrNotFound,
-				`UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4 WHERE id = $5`,
+			return s.execStmt(ctx, tx, exgate.ErrNotFound, updateIntentSQL,
 				string(o.State), string(o.Answer), nilIfEmpty(o.Response), unixNano(s.now()), id)
 		}
 	}
 	return func(tx *sql.Tx) error {
-		return s.execStmt(ctx, tx, exgate.ErrNotFound,
-			`UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4, next_due = $5 WHERE id = $6`,
+		return s.execStmt(ctx, tx, exgate.ErrNotFound, updateIntentDueSQL,
 			string(o.State), string(o.Answer), nilIfEmpty(o.Response), unixNano(s.now()), unixNano(o.NextDue), id)
 	}
 }
+
+// The statements of UpdateIntent, RecordOutcome and ScheduleIntent.
+const (
+	updateIntentSQL    = `UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4 WHERE id = $5`
+	updateIntentDueSQL = `UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4, next_due = $5 WHERE id = $6`
+	scheduleIntentSQL  = `UPDATE intents SET next_due = $1, attempts = $2 WHERE id = $3`
+)
 
 // UnfinishedIntents implements exgate.Store.
 func (s *Store) UnfinishedIntents(ctx context.Context, limit int) ([]exgate.Intent, error) {
@@ -133,8 +138,7 @@ func (s *Store) DueIntents(ctx context.Context, now time.Time, limit int) ([]exg
 // ScheduleIntent implements exgate.Store.
 func (s *Store) ScheduleIntent(ctx context.Context, id string, next time.Time, attempts int) error {
 	err := s.journalTx(ctx, func(tx *sql.Tx) error {
-		return s.execStmt(ctx, tx, exgate.ErrNotFound, `UPDATE intents SET next_due = $1, attempts = $2 WHERE id = $3`,
-			unixNano(next), attempts, id)
+		return s.execStmt(ctx, tx, exgate.ErrNotFound, scheduleIntentSQL, unixNano(next), attempts, id)
 	})
 	if err != nil {
 		return s.fail("schedule intent "+id, err)

@@ -49,6 +49,9 @@ type Dialect struct {
 	// costs a flush of its log and each statement a round trip
 	// (PostgreSQL). GroupCommit covers the journal already.
 	JournalGroupCommit bool
+	// CacheStatements keeps the store's frequent statements prepared,
+	// for a driver that keeps none itself (stmts.go).
+	CacheStatements bool
 }
 
 // Types are the column types the schema (migrations/*.sql) names by
@@ -98,6 +101,8 @@ type Store struct {
 	// journal, when set, batches the journal's writes: group, or one of
 	// their own (Dialect.JournalGroupCommit).
 	journal *groupCommit
+	// stmts, when set, keeps statements prepared (Dialect.CacheStatements).
+	stmts *stmtCache
 }
 
 var _ exgate.Store = (*Store)(nil)
@@ -112,9 +117,13 @@ func New(d Dialect, write, read *sql.DB, masterKey []byte) (*Store, error) {
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
 	s := &Store{d: d, write: write, read: read, box: box}
+	if d.CacheStatements {
+		s.stmts = &stmtCache{}
+	}
 	switch {
 	case d.GroupCommit:
 		s.group = newGroupCommit(write, true)
+		s.group.stmts = s.stmts
 		s.journal = s.group
 	case d.JournalGroupCommit:
 		s.journal = newGroupCommit(write, false)
@@ -124,6 +133,7 @@ func New(d Dialect, write, read *sql.DB, masterKey []byte) (*Store, error) {
 
 // Close closes the database connections.
 func (s *Store) Close() error {
+	s.stmts.close()
 	if s.read == s.write {
 		return s.write.Close()
 	}
@@ -157,7 +167,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if s.d.LockMigrations != "" {
 			if _, err := tx.ExecContext(ctx, s.d.LockMigrations); err != nil {
 				return fmt.Errorf("lock migrations: %w", err)
@@ -189,6 +199,10 @@ func (s *Store) Migrate(ctx context.Context) error {
 		}
 		return nil
 	})
+	if err == nil && s.stmts != nil {
+		s.stmts.prepareWrites(ctx, s.write)
+	}
+	return err
 }
 
 func (s *Store) now() time.Time {
@@ -254,9 +268,14 @@ func (s *Store) exec(ctx context.Context, none error, query string, args ...any)
 	})
 }
 
-// execStmt is execOne for the store's own statements.
+// execStmt is execOne with the statement prepared when it is kept
+// (stmts.go).
 func (s *Store) execStmt(ctx context.Context, tx *sql.Tx, none error, query string, args ...any) error {
-	return execOne(ctx, tx, none, query, args...)
+	res, err := s.txExec(ctx, tx, query, args...)
+	if err != nil {
+		return err
+	}
+	return rowsOrNone(res, none)
 }
 
 // execOne runs a statement in tx and returns none when it affected no row.
@@ -265,6 +284,11 @@ func execOne(ctx context.Context, tx *sql.Tx, none error, query string, args ...
 	if err != nil {
 		return err
 	}
+	return rowsOrNone(res, none)
+}
+
+// rowsOrNone returns none when res affected no row.
+func rowsOrNone(res sql.Result, none error) error {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return err
