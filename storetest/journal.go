@@ -400,17 +400,17 @@ func (s suite) testDueIntents(t *testing.T) {
 	})
 }
 
-// testIntentAnswerMigration: intents stored before migration 0007, with
+// testIntentAnswerMigration: intents stored before migration 0026, with
 // the HTTP status the journal used to record, read back with their answer
 // in the journal's terms. The test puts the intents table back as it was
-// before 0007 (a status column, no answer), writes rows as the journal
-// wrote them then, and opens the store again, which applies 0007 again.
+// before 0026 (a status column, no answer), writes rows as the journal
+// wrote them then, and opens the store again, which applies 0026 again.
 func (s suite) testIntentAnswerMigration(t *testing.T) {
 	e := s.newEnv(t)
 	ctx := t.Context()
 	e.rawExec(t, `ALTER TABLE intents ADD COLUMN status INTEGER NOT NULL DEFAULT 0`)
 	e.rawExec(t, `ALTER TABLE intents DROP COLUMN answer`)
-	e.rawExec(t, `DELETE FROM schema_migrations WHERE name = '0007_intent_answer.sql'`)
+	e.rawExec(t, `DELETE FROM schema_migrations WHERE name = '0026_intent_answer.sql'`)
 	rows := []struct {
 		id, state string
 		status    int
@@ -447,8 +447,8 @@ func (s suite) testIntentAnswerMigration(t *testing.T) {
 				r.id, r.status, got.Answer, got.State, got.Response, r.want, r.state, r.response)
 		}
 	}
-	if cols := e.rawQuery(t, `SELECT count(*) FROM schema_migrations WHERE name = '0007_intent_answer.sql'`); len(cols) != 1 || cols[0][0] != "1" {
-		t.Errorf("0007 recorded %v times, want once", cols)
+	if cols := e.rawQuery(t, `SELECT count(*) FROM schema_migrations WHERE name = '0026_intent_answer.sql'`); len(cols) != 1 || cols[0][0] != "1" {
+		t.Errorf("0026 recorded %v times, want once", cols)
 	}
 	// And the journal's writes go on in the new column.
 	if err := second.UpdateIntent(ctx, "o-submitting", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord, Response: []byte(`{}`)}); err != nil {

@@ -34,11 +34,19 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 		in.NextDue = in.CreatedAt
 	}
 	err := s.journalTx(ctx, func(tx *sql.Tx) error {
-		return s.execStmt(ctx, tx, exgate.ErrConflict, insertIntent,
+		err := s.execStmt(ctx, tx, exgate.ErrConflict, insertIntent,
 			in.ID, string(in.Kind), in.ClientAPIKey, in.CredentialID, in.CredentialName, in.Exchange,
 			in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), string(in.Answer),
 			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts)
+		if err != nil || in.Risk == nil {
+			return err
+		}
+		// The reservation commits with the intent or not at all (risk.go).
+		return s.reserveRisk(ctx, tx, in)
 	})
+	if e, ok := errors.AsType[*exgate.Error](err); ok && e.Code == exgate.CodeRiskLimitExceeded {
+		return e
+	}
 	if err != nil {
 		return s.fail("create intent "+in.ID, err)
 	}
@@ -86,17 +94,23 @@ func (s *Store) RecordOutcome(ctx context.Context, id string, o exgate.IntentOut
 	return nil
 }
 
-// updateIntent is the one statement of UpdateIntent and RecordOutcome.
+// updateIntent is the work of UpdateIntent and RecordOutcome: the
+// outcome, and the settlement of the intent's risk reservation, if any,
+// for that answer (risk.go).
 func (s *Store) updateIntent(ctx context.Context, id string, o exgate.IntentOutcome) func(tx *sql.Tx) error {
-	if o.NextDue.IsZero() {
-		return func(tx *sql.Tx) error {
-			return s.execStmt(ctx, tx, exgate.ErrNotFound, updateIntentSQL,
-				string(o.State), string(o.Answer), nilIfEmpty(o.Response), unixNano(s.now()), id)
-		}
-	}
 	return func(tx *sql.Tx) error {
-		return s.execStmt(ctx, tx, exgate.ErrNotFound, updateIntentDueSQL,
-			string(o.State), string(o.Answer), nilIfEmpty(o.Response), unixNano(s.now()), unixNano(o.NextDue), id)
+		var err error
+		if o.NextDue.IsZero() {
+			err = s.execStmt(ctx, tx, exgate.ErrNotFound, updateIntentSQL,
+				string(o.State), string(o.Answer), nilIfEmpty(o.Response), unixNano(s.now()), id)
+		} else {
+			err = s.execStmt(ctx, tx, exgate.ErrNotFound, updateIntentDueSQL,
+				string(o.State), string(o.Answer), nilIfEmpty(o.Response), unixNano(s.now()), unixNano(o.NextDue), id)
+		}
+		if err != nil {
+			return err
+		}
+		return s.settleRisk(ctx, tx, id, o.State, o.Answer, o.Response)
 	}
 }
 
