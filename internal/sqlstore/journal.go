@@ -15,8 +15,8 @@ const intentColumns = `id, kind, client_api_key, credential_id, credential_name,
 	fingerprint, request, state, answer, response, created_at, updated_at, next_due, attempts`
 
 // insertIntent records a new intent; a duplicate inserts nothing.
-const insertIntent = `INSERT INTO intents (` + intentColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING`
+const insertIntent = `INSERT INTO intents (` + intentColumns + `, exclusive)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO NOTHING`
 
 // CreateIntent implements exgate.Store: on a store that batches the
 // journal's writes, concurrent intents share one synced commit.
@@ -33,11 +33,13 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 	if in.NextDue.IsZero() {
 		in.NextDue = in.CreatedAt
 	}
+	// exclusive is written, never read back (exgate.Intent.Exclusive).
 	err := s.journalTx(ctx, func(tx *sql.Tx) error {
 		err := s.execStmt(ctx, tx, exgate.ErrConflict, insertIntent,
 			in.ID, string(in.Kind), in.ClientAPIKey, in.CredentialID, in.CredentialName, in.Exchange,
 			in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), string(in.Answer),
-			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts)
+			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts,
+			in.Exclusive)
 		if err != nil || in.Risk == nil {
 			return err
 		}
