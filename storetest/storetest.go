@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"Intents", s.testIntents},
 		{"UnfinishedIntents", s.testUnfinishedIntents},
 		{"DueIntents", s.testDueIntents},
+		{"IntentAnswerMigration", s.testIntentAnswerMigration},
 		{"ConcurrentClientRef", s.testConcurrentClientRef},
 		{"SimLedger", s.testSimLedger},
 		{"SimExactDecimals", s.testSimExactDecimals},

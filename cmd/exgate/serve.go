@@ -156,7 +156,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	// The audit records of the last answers, before the store closes.
+	// The outcomes and audit records of the last answers, before the
+	// store closes.
+	if err := jr.Drain(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
 	if err := handler.Drain(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
