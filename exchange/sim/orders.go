@@ -236,8 +236,11 @@ func (e *Exchange) applyError(kind, id string, err error) error {
 		return &exgate.Error{Code: exgate.CodeInsufficientFunds, Detail: "the account cannot pay for the " + kind, Err: err}
 	case errors.Is(err, exgate.ErrConflict):
 		code := exgate.CodeOrderRejected
-		if kind == "withdrawal" {
+		switch kind {
+		case "withdrawal":
 			code = exgate.CodeWithdrawalRejected
+		case "transfer":
+			code = exgate.CodeTransferRejected
 		}
 		return &exgate.Error{Code: code, Detail: fmt.Sprintf("sim already has a %s with client id %s", kind, id), Err: err}
 	}
