@@ -86,6 +86,12 @@ func TestTransfersOnSim(t *testing.T) {
 	if err := json.Unmarshal(r.body, &hist); err != nil || r.status != 200 || len(hist) != 2 {
 		t.Fatalf("history: %d %s", r.status, r.body)
 	}
+	// Listed with the ids the client knows.
+	for _, h := range hist {
+		if (h.ID != out.ID || h.ClientTransferID != "move-1") && (h.ID != back.ID || h.ClientTransferID != back.ID) {
+			t.Errorf("history entry %+v, want the ids of %+v or %+v", h, out, back)
+		}
+	}
 	if got := decodeTransfer(t, g.do(request{path: "/v1/wallet/transfer", query: "clientTransferId=move-1"})); got.ID != out.ID {
 		t.Errorf("by clientTransferId: %+v", got)
 	}
