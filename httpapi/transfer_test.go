@@ -237,3 +237,27 @@ func TestTransferFaultsOnSim(t *testing.T) {
 		})
 	}
 }
+
+// TestTransferAudited: a transfer is in the audit trail with its outcome
+// and the transfer's id, a refused one with its code.
+func TestTransferAudited(t *testing.T) {
+	g, _ := newControlledGateway(t, nil)
+	ctx := t.Context()
+	ok := g.do(request{method: "POST", path: "/v1/wallet/transfer", body: `"asset":"BTC","amount":"1","from":"spot","to":"funding","clientTransferId":"a-1"`})
+	moved := decodeTransfer(t, ok)
+	wantProblem(t, g.do(request{method: "POST", path: "/v1/wallet/transfer", body: `"asset":"BTC","amount":"1","from":"spot","to":"spot"`}), 400, "INVALID_PARAMETER", "to")
+	if err := g.api.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.store.AuditLog(ctx, exgate.AuditFilter{})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("audit entries %+v, %v; want 2", got, err)
+	}
+	bad, good := got[0], got[1]
+	if good.Action != "POST /v1/wallet/transfer" || good.Status != 200 || good.IntentID != moved.ID || good.Details["clientTransferId"] != "a-1" {
+		t.Errorf("transfer entry %+v", good)
+	}
+	if bad.Action != "POST /v1/wallet/transfer" || bad.Status != 400 || bad.Code != "INVALID_PARAMETER" {
+		t.Errorf("refused transfer entry %+v", bad)
+	}
+}
