@@ -36,7 +36,7 @@ func TestTransferForm(t *testing.T) {
 	}
 	_, _, page = b.get(account)
 	if !regexp.MustCompile(`(?s)id="funding-balances".*<td>BTC</td><td class="num">2.5</td>`).MatchString(page) ||
-		!regexp.MustCompile(`(?s)id="journal-transfers".*2.5 BTC from spot to funding.*completed.*final: nothing to do`).MatchString(page) {
+		!regexp.MustCompile(`(?s)id="journal-transfers".*<td class="num">2.5</td><td>BTC</td><td>spot</td><td>funding</td>.*completed.*final: nothing to do`).MatchString(page) {
 		t.Fatalf("the page does not show the funding balance and the journaled transfer")
 	}
 	cred, _ := e.st.Credential(ctx, api, "main")
