@@ -173,7 +173,11 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 					return err
 				}
 				defer stop()
-				if err := setBenchLimits(ctx, &gateway.Config{DataDir: dir, DatabaseURL: *databaseURL, MasterKey: masterKey}, keys, v.limits); err != nil {
+				sc := &gateway.Config{DataDir: dir}
+				if *databaseURL != "" {
+					sc.DatabaseURL, sc.MasterKey = *databaseURL, masterKey
+				}
+				if err := setBenchLimits(ctx, sc, keys, v.limits); err != nil {
 					return err
 				}
 				variants = append(variants, orderVariant{name: v.name, url: u, keys: keys})
