@@ -211,13 +211,16 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 	return nil
 }
 
-// riskVariants are the gateways --risk measures: every client key with
-// the limits an order needs no market data for (a USDT pair), and with a
-// price band too, which reads the pair's book for each order.
+// riskVariants are the gateways --risk measures: a second gateway without
+// limits (the control: what a gateway measured in that place of the round
+// gets without any risk check), every client key with the limits an order
+// needs no market data for (a USDT pair), and with a price band too, which
+// reads the pair's book for each order.
 var riskVariants = []struct {
 	name, dir string
 	limits    exgate.RiskLimits
 }{
+	{"gateway (control)", "control", exgate.RiskLimits{}},
 	{"gateway (limits)", "risk", benchLimits(false)},
 	{"gateway (+band)", "band", benchLimits(true)},
 }
@@ -244,6 +247,9 @@ func setBenchLimits(ctx context.Context, cfg *gateway.Config, keys []exgate.Clie
 		return err
 	}
 	defer st.Close()
+	if limits.Empty() {
+		return nil
+	}
 	for _, k := range keys {
 		if _, err := st.SetRiskLimits(ctx, k.APIKey, limits, nil); err != nil {
 			return err
