@@ -98,7 +98,11 @@ type WalletTransfers interface {
 
 // Ability returns what ex can do as T, looking through every wrapper
 // (Unwrapper) so that no wrapper hides an ability of the exchange it
-// wraps: Ability[WalletTransfers](ex), Ability[OrderManager](ex).
+// wraps: Ability[WalletTransfers](ex), Ability[OrderManager](ex). The
+// outermost exchange that has the ability answers, so a wrapper that
+// implements it itself (coalesce's pre-encoded klines and books) comes
+// before the exchange it wraps. It is the one way the gateway finds an
+// optional ability.
 func Ability[T any](ex Exchange) (T, bool) {
 	for ex != nil {
 		if t, ok := ex.(T); ok {
@@ -112,4 +116,26 @@ func Ability[T any](ex Exchange) (T, bool) {
 	}
 	var zero T
 	return zero, false
+}
+
+// CheckTransfer checks what every exchange requires of a transfer before
+// anything is sent: an asset, a positive amount, two known and different
+// wallets. The errors name the parameter (docs/contract.md 2.10).
+func CheckTransfer(req TransferRequest) error {
+	switch {
+	case req.Asset == "":
+		return ParamError("asset", "asset is required")
+	case !req.Amount.IsPositive():
+		return ParamError("amount", "amount must be positive, not %s", req.Amount)
+	}
+	if _, err := ParseWalletKind(string(req.From)); err != nil {
+		return ParamError("from", "%v", err)
+	}
+	if _, err := ParseWalletKind(string(req.To)); err != nil {
+		return ParamError("to", "%v", err)
+	}
+	if req.From == req.To {
+		return ParamError("to", "from and to are both %s: a transfer moves funds between two different wallets", req.From)
+	}
+	return nil
 }

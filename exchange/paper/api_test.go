@@ -70,7 +70,7 @@ type apiEnv struct {
 	clock *clock
 }
 
-func newAPIEnv(t *testing.T, name string, live exgate.Exchange, balances string) *apiEnv {
+func newAPIEnv(t *testing.T, name string, live exgate.Exchange, balances string, more ...exgate.Permission) *apiEnv {
 	t.Helper()
 	ctx := t.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{7}, 32))
@@ -99,7 +99,7 @@ func newAPIEnv(t *testing.T, name string, live exgate.Exchange, balances string)
 		t.Fatal(err)
 	}
 	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client-key", Name: "rehearsal", Exchange: name, Paper: true,
-		PaperBalances: bals, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}}); err != nil {
+		PaperBalances: bals, Permissions: append([]exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}, more...)}); err != nil {
 		t.Fatal(err)
 	}
 	// Every answer is checked against the OpenAPI document.
@@ -181,7 +181,7 @@ func TestPaperTradingOnTheBinanceFake(t *testing.T) {
 	fake.SetFault(log.hook(binanceSigned))
 	t.Cleanup(func() { log.check(t) })
 	live := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fake.Client(), Limiter: localstate.NewLimiter(time.Now)})
-	a := newAPIEnv(t, exgate.ExchangeBinance, live, "BTC=1,USDT=100000")
+	a := newAPIEnv(t, "binance", live, "BTC=1,USDT=100000")
 	if err := fake.SetBook("BTCUSDT",
 		[][2]string{{"59990.00", "0.5"}, {"59980.00", "1"}},
 		[][2]string{{"60010.00", "0.1"}, {"60020.00", "0.2"}, {"60050.00", "1"}}); err != nil {
@@ -296,7 +296,7 @@ func TestPaperTradingOnTheGateFake(t *testing.T) {
 	fake.SetFault(log.hook(func(r *http.Request) bool { return r.Header.Get("KEY") != "" || r.Header.Get("SIGN") != "" }))
 	t.Cleanup(func() { log.check(t) })
 	live := gateio.New(gateio.Options{BaseURL: fake.URL, HTTPClient: fake.Client(), Limiter: localstate.NewLimiter(time.Now)})
-	a := newAPIEnv(t, exgate.ExchangeGateio, live, "BTC=1,USDT=10000")
+	a := newAPIEnv(t, "gateio", live, "BTC=1,USDT=10000")
 	fake.SetBook("BTC_USDT",
 		[]gateiofake.Level{{Price: "59990.0", Amount: "1"}},
 		[]gateiofake.Level{{Price: "60010.0", Amount: "0.01"}, {Price: "60100.0", Amount: "0.02"}})
@@ -317,5 +317,42 @@ func TestPaperTradingOnTheGateFake(t *testing.T) {
 	wantFee := dec("0.03").Mul(a.paper.Fees().Taker)
 	if !o.Fees.Equal(wantFee) || !b["BTC"].Available.Equal(dec("1.03").Sub(wantFee)) {
 		t.Errorf("fee %s, BTC %s; want fee %s", o.Fees, b["BTC"].Available, wantFee)
+	}
+}
+
+// A paper key's withdrawal is sim's: a malformed address is refused
+// before anything is recorded, a good one is simulated (never sent), and
+// reads back with the real exchange's name.
+func TestPaperWithdrawals(t *testing.T) {
+	fake := binancefake.New(binancefake.Options{WeightLimit: -1})
+	t.Cleanup(fake.Close)
+	var log signedLog
+	fake.SetFault(log.hook(binanceSigned))
+	live := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fake.Client(), Limiter: localstate.NewLimiter(time.Now)})
+	a := newAPIEnv(t, "binance", live, "BTC=1", exgate.PermissionWithdraw)
+	status, body := a.call("POST", "/v1/wallet/withdraw", "asset", "BTC", "network", "BTC", "address", "not-an-address", "amount", "0.1", "clientWithdrawalId", "pw-bad")
+	if status != http.StatusBadRequest || !strings.Contains(string(body), `"param":"address"`) {
+		t.Fatalf("malformed address: %d %s", status, body)
+	}
+	if status, body := a.call("GET", "/v1/wallet/withdrawal", "clientWithdrawalId", "pw-bad"); status != http.StatusNotFound {
+		t.Fatalf("the refused withdrawal was recorded: %d %s", status, body)
+	}
+	status, body = a.call("POST", "/v1/wallet/withdraw", "asset", "BTC", "network", "BTC",
+		"address", "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", "amount", "0.1", "clientWithdrawalId", "pw-1")
+	w := decodeOK[exgate.Withdrawal](t, status, body)
+	if w.Exchange != "binance" || !w.Amount.Equal(dec("0.1")) {
+		t.Fatalf("withdrawal %s", body)
+	}
+	if fake.WithdrawalsWithClientID(w.ID) != 0 {
+		t.Error("a paper withdrawal reached the exchange")
+	}
+	status, body = a.call("GET", "/v1/wallet/recent-withdraws")
+	if ws := decodeOK[[]exgate.Withdrawal](t, status, body); len(ws) != 1 || ws[0].Exchange != "binance" {
+		t.Errorf("recent withdrawals %s", body)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.signed) > 0 {
+		t.Errorf("signed requests reached the exchange: %v", log.signed)
 	}
 }

@@ -421,3 +421,21 @@ func (e *Exchange) OrderBookJSON(ctx context.Context, cred exgate.Credential, re
 	}
 	return exgate.AppendOrderBookJSON(nil, book), nil
 }
+
+// CheckWithdrawal refuses a malformed withdrawal before the journal
+// records it (exgate.WithdrawalChecker): a paper key's by the sim
+// wallet's rules (its networks and address formats), any other key's by
+// the real adapter's, where it has them.
+func (e *Exchange) CheckWithdrawal(ctx context.Context, cred exgate.Credential, req exgate.WithdrawalRequest) error {
+	var from exgate.Exchange = e.live
+	if cred.Paper {
+		if c, ok := e.wallet.(exgate.WithdrawalChecker); ok {
+			return c.CheckWithdrawal(ctx, cred, req)
+		}
+		return nil
+	}
+	if c, ok := exgate.Ability[exgate.WithdrawalChecker](from); ok {
+		return c.CheckWithdrawal(ctx, cred, req)
+	}
+	return nil
+}

@@ -28,6 +28,7 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 	if in.NextDue.IsZero() {
 		in.NextDue = in.CreatedAt
 	}
+	// exclusive is written, never read back (exgate.Intent.Exclusive).
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		// The reservation commits with the intent or not at all; a
 		// duplicate intent rolls it back (risk.go).
@@ -38,11 +39,12 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 				return err
 			}
 		}
-		return execOne(ctx, tx, exgate.ErrConflict, `INSERT INTO intents (`+intentColumns+`, risk)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO NOTHING`,
+		return execOne(ctx, tx, exgate.ErrConflict, `INSERT INTO intents (`+intentColumns+`, exclusive, risk)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT DO NOTHING`,
 			in.ID, string(in.Kind), in.ClientAPIKey, in.CredentialID, in.CredentialName, in.Exchange,
 			in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), in.Status,
-			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts, risk)
+			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts,
+			in.Exclusive, risk)
 	})
 	if e, ok := errors.AsType[*exgate.Error](err); ok && e.Code == exgate.CodeRiskLimitExceeded {
 		return e
