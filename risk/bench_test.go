@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -72,7 +71,7 @@ func BenchmarkIntentWithReservation(b *testing.B) {
 				if err := st.CreateIntent(b.Context(), in); err != nil {
 					b.Fatal(err)
 				}
-				if err := st.UpdateIntent(b.Context(), in.ID, exgate.IntentAccepted, http.StatusOK, resp); err != nil {
+				if err := st.UpdateIntent(b.Context(), in.ID, exgate.IntentOutcome{State: exgate.IntentAccepted, Answer: exgate.AnswerRecord, Response: resp}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -30,12 +30,10 @@ type keyFigures struct {
 // lockRiskKey creates the key's risk_keys row if needed, locks it (an
 // upsert locks the row it touches, on PostgreSQL as on SQLite's single
 // writer) and returns it, in one statement.
-func lockRiskKey(ctx context.Context, tx *sql.Tx, apiKey string) (keyFigures, error) {
+func (s *Store) lockRiskKey(ctx context.Context, tx *sql.Tx, apiKey string) (keyFigures, error) {
 	var f keyFigures
 	var n, w string
-	err := tx.QueryRowContext(ctx, `INSERT INTO risk_keys (api_key, open_orders, day, notional, withdrawal) VALUES ($1, 0, '', '0', '0')
-		ON CONFLICT (api_key) DO UPDATE SET api_key = excluded.api_key
-		RETURNING open_orders, day, notional, withdrawal`, apiKey).Scan(&f.open, &f.day, &n, &w)
+	err := s.txQueryRow(ctx, tx, lockRiskKeySQL, apiKey).Scan(&f.open, &f.day, &n, &w)
 	if err != nil {
 		return f, fmt.Errorf("lock risk key: %w", err)
 	}
@@ -48,10 +46,19 @@ func lockRiskKey(ctx context.Context, tx *sql.Tx, apiKey string) (keyFigures, er
 	return f, nil
 }
 
+// The statements of the order path, kept prepared where the dialect keeps
+// statements (stmts.go).
+const (
+	lockRiskKeySQL = `INSERT INTO risk_keys (api_key, open_orders, day, notional, withdrawal) VALUES ($1, 0, '', '0', '0')
+		ON CONFLICT (api_key) DO UPDATE SET api_key = excluded.api_key
+		RETURNING open_orders, day, notional, withdrawal`
+	writeFiguresSQL     = `UPDATE risk_keys SET open_orders = $1, day = $2, notional = $3, withdrawal = $4 WHERE api_key = $5`
+	updateIntentRiskSQL = `UPDATE intents SET risk = $1 WHERE id = $2`
+)
+
 // writeFigures writes a key's row back.
-func writeFigures(ctx context.Context, tx *sql.Tx, apiKey string, f keyFigures) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE risk_keys SET open_orders = $1, day = $2, notional = $3, withdrawal = $4 WHERE api_key = $5`,
-		f.open, f.day, f.notional.String(), f.withdrawal.String(), apiKey); err != nil {
+func (s *Store) writeFigures(ctx context.Context, tx *sql.Tx, apiKey string, f keyFigures) error {
+	if _, err := s.txExec(ctx, tx, writeFiguresSQL, f.open, f.day, f.notional.String(), f.withdrawal.String(), apiKey); err != nil {
 		return fmt.Errorf("risk figures: %w", err)
 	}
 	return nil
@@ -72,24 +79,37 @@ func (r storedReservation) reservation() exgate.RiskReservation {
 	return exgate.RiskReservation{Day: r.Day, Notional: r.Charge, Quote: r.Quote, QuoteUSD: r.QuoteUSD, Price: r.Price, Open: r.Open}
 }
 
-// reserveRisk checks and makes the reservation of an intent inside the
-// transaction that records it, before the intent's INSERT: two statements
-// (lock and read the key's row, write it back); it returns the risk
-// column of the intent.
-func reserveRisk(ctx context.Context, tx *sql.Tx, in exgate.Intent) (*string, error) {
-	r := in.Risk
-	f, err := lockRiskKey(ctx, tx, in.ClientAPIKey)
+// storedRisk is the risk column of an intent with reservation r (nil
+// without one).
+func storedRisk(r *exgate.RiskReservation) (*string, error) {
+	if r == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(storedReservation{Day: r.Day, Charge: r.Notional, Quote: r.Quote, QuoteUSD: r.QuoteUSD, Price: r.Price, Open: r.Open})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("risk reservation: %w", err)
+	}
+	text := string(b)
+	return &text, nil
+}
+
+// reserveRisk checks and makes the reservation of an intent inside the
+// transaction that records it, after the intent's INSERT (which wrote the
+// reservation in its risk column): two statements, lock and read the
+// key's row, write it back. A refusal fails the transaction, intent and
+// all.
+func (s *Store) reserveRisk(ctx context.Context, tx *sql.Tx, in exgate.Intent) error {
+	r := in.Risk
+	f, err := s.lockRiskKey(ctx, tx, in.ClientAPIKey)
+	if err != nil {
+		return err
 	}
 	if r.Day > f.day {
-		// A new UTC day starts the daily figures afresh. (A reservation
-		// dated before the row's day, from an instance whose clock is
-		// behind, counts to the row's day.)
+		// A new UTC day starts the daily figures afresh.
 		f.day, f.notional, f.withdrawal = r.Day, decimal.Zero, decimal.Zero
 	}
 	if err := r.Check(in.Kind, exgate.RiskUsage{Day: f.day, DailyNotional: f.notional, DailyWithdrawal: f.withdrawal, OpenOrders: f.open}); err != nil {
-		return nil, err
+		return err
 	}
 	if in.Kind == exgate.IntentWithdrawal {
 		f.withdrawal = f.withdrawal.Add(r.Notional)
@@ -99,22 +119,30 @@ func reserveRisk(ctx context.Context, tx *sql.Tx, in exgate.Intent) (*string, er
 	if r.Open {
 		f.open++
 	}
-	if err := writeFigures(ctx, tx, in.ClientAPIKey, f); err != nil {
-		return nil, err
+	if err := s.writeFigures(ctx, tx, in.ClientAPIKey, f); err != nil {
+		return err
 	}
-	b, err := json.Marshal(storedReservation{Day: f.day, Charge: r.Notional, Quote: r.Quote, QuoteUSD: r.QuoteUSD, Price: r.Price, Open: r.Open})
-	if err != nil {
-		return nil, err
+	if r.Day < f.day {
+		// An instance whose clock is behind dated the reservation before
+		// the key's day: it counts to the key's day, and says so.
+		moved := *r
+		moved.Day = f.day
+		risk, err := storedRisk(&moved)
+		if err != nil {
+			return err
+		}
+		if _, err := s.txExec(ctx, tx, updateIntentRiskSQL, *risk, in.ID); err != nil {
+			return fmt.Errorf("risk reservation: %w", err)
+		}
 	}
-	text := string(b)
-	return &text, nil
+	return nil
 }
 
 // settleRisk settles an intent's reservation (its risk column, as the
 // UPDATE that recorded the answer returned it) for that answer. An answer
 // that changes nothing (an order still resting as it was) costs no
 // statement.
-func settleRisk(ctx context.Context, tx *sql.Tx, id, apiKey string, kind exgate.IntentKind, stored *string, state exgate.IntentState, status int, response []byte) error {
+func (s *Store) settleRisk(ctx context.Context, tx *sql.Tx, id, apiKey string, kind exgate.IntentKind, stored *string, o exgate.IntentOutcome) error {
 	if stored == nil {
 		return nil
 	}
@@ -123,14 +151,14 @@ func settleRisk(ctx context.Context, tx *sql.Tx, id, apiKey string, kind exgate.
 		return fmt.Errorf("risk reservation of %s: %w", id, err)
 	}
 	r := sr.reservation()
-	charge, open, known := exgate.SettleRisk(kind, r, state, status, response)
+	charge, open, known := exgate.SettleRisk(kind, r, o.State, o.Answer, o.Response)
 	if !known || (charge.Equal(r.Notional) && open == r.Open) {
 		return nil
 	}
 	// The intent's row is locked by the UPDATE that returned its
 	// reservation, so no other settlement of it runs meanwhile; the key's
 	// row is locked next, as a reservation locks it.
-	f, err := lockRiskKey(ctx, tx, apiKey)
+	f, err := s.lockRiskKey(ctx, tx, apiKey)
 	if err != nil {
 		return err
 	}
@@ -149,7 +177,7 @@ func settleRisk(ctx context.Context, tx *sql.Tx, id, apiKey string, kind exgate.
 	case !r.Open && open:
 		f.open++
 	}
-	if err := writeFigures(ctx, tx, apiKey, f); err != nil {
+	if err := s.writeFigures(ctx, tx, apiKey, f); err != nil {
 		return err
 	}
 	sr.Charge, sr.Open = charge, open
@@ -157,7 +185,7 @@ func settleRisk(ctx context.Context, tx *sql.Tx, id, apiKey string, kind exgate.
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE intents SET risk = $1 WHERE id = $2`, string(b), id); err != nil {
+	if _, err := s.txExec(ctx, tx, updateIntentRiskSQL, string(b), id); err != nil {
 		return fmt.Errorf("risk reservation: %w", err)
 	}
 	return nil
