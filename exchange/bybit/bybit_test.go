@@ -28,6 +28,9 @@ type envOptions struct {
 	account func(*bybitfake.Account)
 	fake    func(*bybitfake.Options)
 	adapter func(*bybit.Options)
+	// callTimeout is the journal's CallTimeout behind the HTTP API
+	// (newAPIEnv); zero for its default.
+	callTimeout time.Duration
 }
 
 // The account's withdrawal address book: the conformance suite's USDT
