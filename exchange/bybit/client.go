@@ -346,7 +346,7 @@ func classifyAPI(ep endpoint, ae *apiError) *exgate.Error {
 			return &exgate.Error{Code: exgate.CodeExchangeTimeout, Detail: detail + "; the outcome is unknown", Err: ae}
 		}
 		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: detail, RetryAfter: time.Second, Err: ae}
-	case ae.status == http.StatusUnauthorized:
+	case ae.status == http.StatusUnauthorized && errorCodes[ae.code].code == "":
 		return &exgate.Error{Code: exgate.CodeExchangeAuthFailed, Detail: detail, Err: ae}
 	case ae.code == codeTimestamp:
 		return &exgate.Error{Code: exgate.CodeExchangeError, Detail: detail + "; the clock offset could not be corrected", Err: ae}
