@@ -27,6 +27,8 @@ import (
 type apiEnv struct {
 	*env
 	c *client.Client
+	// URL is the gateway's.
+	URL string
 }
 
 func newAPIEnv(t *testing.T, o envOptions) *apiEnv {
@@ -55,7 +57,7 @@ func newAPIEnv(t *testing.T, o envOptions) *apiEnv {
 	if _, err := st.AddCredential(ctx, cred); err != nil {
 		t.Fatal(err)
 	}
-	return &apiEnv{env: e, c: client.New(srv.URL, "client-a", "secret-a", "bybit")}
+	return &apiEnv{env: e, c: client.New(srv.URL, "client-a", "secret-a", "bybit"), URL: srv.URL}
 }
 
 // wantProblem checks the problem an API call answered with.

@@ -14,7 +14,7 @@ type signatureVectors struct {
 	APIKey  string `json:"apiKey"`
 	Vectors []struct {
 		Name, Method, Timestamp, RecvWindow, Query, Body, Prehash, Signature string
-		APIKey                                                              string `json:"apiKey"`
+		APIKey                                                               string `json:"apiKey"`
 	} `json:"vectors"`
 	WSAuth struct {
 		Expires   string `json:"expires"`
