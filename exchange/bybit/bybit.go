@@ -24,7 +24,6 @@ package bybit
 import (
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/exgate/exgate"
@@ -94,10 +93,10 @@ type Exchange struct {
 	coins   *coinCache
 	stream  streamOptions
 
-	// withdrawals remembers the withdrawId Bybit gave each requestId this
-	// process sent: Bybit's withdrawal records do not carry the requestId
-	// (wallet.go, QueryWithdrawal).
-	withdrawals sync.Map
+	// sent remembers the withdrawals this process sent, by requestId:
+	// Bybit's withdrawal records do not carry the requestId (wallet.go,
+	// QueryWithdrawal).
+	sent sentWithdrawals
 }
 
 var (

@@ -314,6 +314,7 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 	}
 	fee := withdrawFee(req.Amount, ch)
 	rid := requestID(req.ClientWithdrawalID)
+	e.sent.put(rid, sentWithdrawal{asset: asset, chain: ch.Chain, address: address, tag: strings.TrimSpace(req.Tag), amount: req.Amount, sent: e.c.serverNow()})
 	body, err := json.Marshal(withdrawBody{
 		Coin: asset, Chain: ch.Chain, Address: address, Tag: strings.TrimSpace(req.Tag), Amount: req.Amount.String(),
 		Timestamp: e.c.serverNow().UnixMilli(), ForceChain: 1, AccountType: "FUND", FeeType: 0, RequestID: rid,
@@ -331,7 +332,7 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 		e.log.ErrorContext(ctx, "bybit withdrawal answer unreadable", "clientWithdrawalId", req.ClientWithdrawalID, "err", err)
 		return exgate.Withdrawal{}, badAnswer(epWithdraw, err)
 	}
-	e.withdrawals.Store(rid, id)
+	e.sent.claim(rid, id)
 	e.log.InfoContext(ctx, "bybit withdrawal made", "clientWithdrawalId", req.ClientWithdrawalID, "id", id)
 	if w, err := e.findWithdrawal(ctx, cred, asset, id); err == nil {
 		return e.normalizeWithdrawal(w, req.ClientWithdrawalID), nil
@@ -375,25 +376,93 @@ func (e *Exchange) findWithdrawal(ctx context.Context, cred exgate.Credential, a
 		Err: fmt.Errorf("bybit: withdrawal %s: %w", id, exgate.ErrNotFound)}
 }
 
+// sentWithdrawal is a withdrawal this process sent: what it asked for
+// and, once Bybit answered, the withdrawId.
+type sentWithdrawal struct {
+	asset, chain, address, tag string
+	amount                     decimal.Decimal
+	sent                       time.Time
+	id                         string
+}
+
+// sentWithdrawals are the withdrawals this process sent, by requestId.
+type sentWithdrawals struct {
+	mu sync.Mutex
+	m  map[string]*sentWithdrawal
+}
+
+func (s *sentWithdrawals) put(rid string, w sentWithdrawal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]*sentWithdrawal{}
+	}
+	s.m[rid] = &w
+}
+
+// get returns a copy of the withdrawal sent under rid.
+func (s *sentWithdrawals) get(rid string) (sentWithdrawal, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.m[rid]
+	if !ok {
+		return sentWithdrawal{}, false
+	}
+	return *w, true
+}
+
+// claim records Bybit's id of the withdrawal sent under rid.
+func (s *sentWithdrawals) claim(rid, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w, ok := s.m[rid]; ok {
+		w.id = id
+	}
+}
+
+// claimed is the set of Bybit ids known to belong to a sent withdrawal.
+func (s *sentWithdrawals) claimed() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]bool{}
+	for _, w := range s.m {
+		if w.id != "" {
+			out[w.id] = true
+		}
+	}
+	return out
+}
+
+// matchSkew is how far before the send time a matching withdrawal record
+// may be dated (clock skew); unclaimedWindow how recent a withdrawal the
+// gateway cannot account for must be to make a lookup ambiguous.
+const (
+	matchSkew       = 2 * time.Minute
+	unclaimedWindow = 24 * time.Hour
+)
+
 // QueryWithdrawal reads a withdrawal back. Bybit finds a withdrawal by its
-// id (withdrawId) but its records do not carry the requestId the adapter
-// sent, so a withdrawal known only by its client id is found through the
-// withdrawId this process remembered from Bybit's answer. Failing that the
-// asset's records of the last 30 days are read: none that this process
-// cannot account for means the withdrawal was never made (an error
-// wrapping exgate.ErrNotFound); otherwise the outcome cannot be told apart
-// from the account's other withdrawals and the answer is
-// EXCHANGE_UNAVAILABLE, so that the journal keeps the withdrawal unsettled
-// rather than call it failed (docs/exchanges/bybit.md).
+// withdrawId, but its records do not carry the requestId the adapter sent,
+// so by the client id alone:
+//   - when this process sent the withdrawal, by the withdrawId Bybit
+//     answered, or, the answer lost, by the record matching its coin,
+//     chain, address, tag and amount, dated after it was sent and claimed
+//     by no other withdrawal this process knows;
+//   - else (another instance, or a restart) it cannot be told apart: the
+//     answer is not found (an error wrapping exgate.ErrNotFound) only when
+//     the asset has no recent withdrawal the process cannot account for,
+//     and EXCHANGE_UNAVAILABLE otherwise, so that the journal keeps it
+//     unsettled rather than call a withdrawal that was made failed
+//     (docs/exchanges/bybit.md).
 func (e *Exchange) QueryWithdrawal(ctx context.Context, cred exgate.Credential, q exgate.WithdrawalQuery) (exgate.Withdrawal, error) {
 	if q.ClientWithdrawalID == "" && q.ExchangeID == "" {
 		return exgate.Withdrawal{}, exgate.ParamError("clientWithdrawalId", "a withdrawal is looked up by its client withdrawal id")
 	}
+	rid := requestID(q.ClientWithdrawalID)
+	sent, mine := e.sent.get(rid)
 	id := q.ExchangeID
-	if id == "" {
-		if v, ok := e.withdrawals.Load(requestID(q.ClientWithdrawalID)); ok {
-			id = v.(string)
-		}
+	if id == "" && mine {
+		id = sent.id
 	}
 	if id != "" {
 		w, err := e.findWithdrawal(ctx, cred, q.Asset, id)
@@ -402,21 +471,41 @@ func (e *Exchange) QueryWithdrawal(ctx context.Context, cred exgate.Credential, 
 		}
 		return e.normalizeWithdrawal(w, q.ClientWithdrawalID), nil
 	}
-	rows, err := e.withdrawalRecords(ctx, cred, q.Asset)
+	asset := q.Asset
+	if mine {
+		asset = sent.asset
+	}
+	rows, err := e.withdrawalRecords(ctx, cred, asset)
 	if err != nil {
 		return exgate.Withdrawal{}, err
 	}
-	known := map[string]bool{}
-	e.withdrawals.Range(func(_, v any) bool { known[v.(string)] = true; return true })
+	claimed := e.sent.claimed()
+	notFound := &exgate.Error{Code: exgate.CodeNotFound, Detail: "bybit has no withdrawal with client id " + q.ClientWithdrawalID,
+		Err: fmt.Errorf("bybit: withdrawal %s: %w", q.ClientWithdrawalID, exgate.ErrNotFound)}
+	if mine {
+		// Oldest first: the first unclaimed match is the earliest one.
+		for i := len(rows) - 1; i >= 0; i-- {
+			w := rows[i]
+			created, _ := w.CreateTime.millis()
+			if claimed[string(w.WithdrawID)] || created < sent.sent.Add(-matchSkew).UnixMilli() ||
+				!strings.EqualFold(w.Chain, sent.chain) || w.ToAddress != sent.address || w.Tag != sent.tag || !w.Amount.Equal(sent.amount) {
+				continue
+			}
+			e.sent.claim(rid, string(w.WithdrawID))
+			e.log.InfoContext(ctx, "bybit withdrawal found by its details", "clientWithdrawalId", q.ClientWithdrawalID, "id", w.WithdrawID)
+			return e.normalizeWithdrawal(w, q.ClientWithdrawalID), nil
+		}
+		return exgate.Withdrawal{}, notFound
+	}
+	since := e.c.serverNow().Add(-unclaimedWindow).UnixMilli()
 	for _, w := range rows {
-		if !known[string(w.WithdrawID)] {
+		if created, _ := w.CreateTime.millis(); created >= since && !claimed[string(w.WithdrawID)] {
 			return exgate.Withdrawal{}, exgate.Errorf(exgate.CodeExchangeUnavailable,
-				"bybit cannot look a withdrawal up by its client id (requestId %s); the account has %s withdrawals this gateway did not record, such as %s: check the account's withdrawal records",
-				requestID(q.ClientWithdrawalID), exgate.NormalizeAsset(q.Asset), w.WithdrawID)
+				"bybit cannot look a withdrawal up by its client id (requestId %s) from this gateway process; the account has recent %s withdrawals it did not send, such as %s: check the account's withdrawal records",
+				rid, exgate.NormalizeAsset(asset), w.WithdrawID)
 		}
 	}
-	return exgate.Withdrawal{}, &exgate.Error{Code: exgate.CodeNotFound, Detail: "bybit has no withdrawal with client id " + q.ClientWithdrawalID,
-		Err: fmt.Errorf("bybit: withdrawal %s: %w", q.ClientWithdrawalID, exgate.ErrNotFound)}
+	return exgate.Withdrawal{}, notFound
 }
 
 // withdrawalRecords reads the withdrawals of the last 30 days (on-chain

@@ -2,6 +2,7 @@ package bybit_test
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -161,4 +162,52 @@ func TestTransfers(t *testing.T) {
 	wantCode(t, err, exgate.CodeInsufficientFunds)
 	_, err = wt.Transfer(ctx, e.cred, exgate.TransferRequest{Asset: "BTC", Amount: dec("1"), From: exgate.WalletSpot, To: exgate.WalletSpot, ClientTransferID: "t-4"})
 	wantCode(t, err, exgate.CodeInvalidParameter)
+}
+
+// A withdrawal whose answer was lost is found by its details (Bybit's
+// records carry no requestId), never sent twice; one that never reached
+// Bybit is not found.
+func TestWithdrawalAnswerLost(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		fault     bybitfake.Fault
+		wantFound bool
+	}{
+		{"processed, answer lost", bybitfake.Fault{DropAfter: true}, true},
+		{"dropped before", bybitfake.Fault{Drop: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, envOptions{})
+			ctx := t.Context()
+			// An earlier withdrawal of the same amount to the same address
+			// is claimed by its own id and must not be taken for this one.
+			first, err := e.ex.Withdraw(ctx, e.cred, exgate.WithdrawalRequest{ClientWithdrawalID: "wa0", Asset: "USDT", Network: "TRX", Address: addressBook[0].Address, Amount: dec("100")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.srv.SetFault(func(r *http.Request) bybitfake.Fault {
+				if r.URL.Path == "/v5/asset/withdraw/create" {
+					return tc.fault
+				}
+				return bybitfake.Fault{}
+			})
+			_, err = e.ex.Withdraw(ctx, e.cred, exgate.WithdrawalRequest{ClientWithdrawalID: "wa1", Asset: "USDT", Network: "TRX", Address: addressBook[0].Address, Amount: dec("100")})
+			wantCode(t, err, exgate.CodeExchangeTimeout)
+			e.srv.SetFault(nil)
+			w, err := e.ex.QueryWithdrawal(ctx, e.cred, exgate.WithdrawalQuery{Asset: "USDT", ClientWithdrawalID: "wa1"})
+			switch {
+			case tc.wantFound && (err != nil || w.ExchangeID == first.ExchangeID || w.ID != "wa1" || !w.Amount.Equal(dec("100"))):
+				t.Errorf("found %+v, %v", w, err)
+			case !tc.wantFound && !errors.Is(err, exgate.ErrNotFound):
+				t.Errorf("never sent: %+v, %v", w, err)
+			}
+			want := 1
+			if tc.wantFound {
+				want = 2
+			}
+			if n := e.srv.Withdrawals("bybit-key"); n != want {
+				t.Errorf("%d withdrawals on the fake, want %d", n, want)
+			}
+		})
+	}
 }

@@ -317,6 +317,37 @@ func (s *Server) fill(a *account, p *Pair, o *order, ts []take, maker bool, now 
 	o.updated = now
 }
 
+// OrdersByLinkID returns how many orders the account holds (open or
+// closed) with the given orderLinkId.
+func (s *Server) OrdersByLinkID(apiKey, linkID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	if a := s.accounts[apiKey]; a != nil {
+		for _, o := range a.orders {
+			if o.linkID == linkID {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// OpenOrderCount returns how many open orders the account has.
+func (s *Server) OpenOrderCount(apiKey string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	if a := s.accounts[apiKey]; a != nil {
+		for _, o := range a.orders {
+			if o.open() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // FillOrder fills the open order with the given orderLinkId completely at
 // its price, as a trade against it would, and pushes the change to the
 // account's order stream.

@@ -228,9 +228,9 @@ func (s *Server) handleDepositAddress(c *call) (any, *apiError) {
 
 // withdrawal is one withdrawal of an account.
 type withdrawal struct {
-	id, coin, chain, address, tag, status, txID string
-	amount, fee                                 decimal.Decimal
-	created, updated                            time.Time
+	requestID, id, coin, chain, address, tag, status, txID string
+	amount, fee                                            decimal.Decimal
+	created, updated                                       time.Time
 }
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9]{1,32}$`)
@@ -314,7 +314,7 @@ func (s *Server) handleWithdraw(c *call) (any, *apiError) {
 		a.requestIDs[b.RequestID] = true
 	}
 	s.nextWID++
-	w := &withdrawal{id: strconv.FormatInt(s.nextWID, 10), coin: b.Coin, chain: b.Chain, address: b.Address, tag: b.Tag,
+	w := &withdrawal{requestID: b.RequestID, id: strconv.FormatInt(s.nextWID, 10), coin: b.Coin, chain: b.Chain, address: b.Address, tag: b.Tag,
 		amount: arrives, fee: fee, status: "success", txID: fmt.Sprintf("0xfaketx%d", s.nextWID), created: c.now, updated: c.now}
 	if a.PendingWithdrawals {
 		w.status, w.txID = "Pending", ""
@@ -346,6 +346,22 @@ func (s *Server) Withdrawals(apiKey string) int {
 		return len(a.withdrawals)
 	}
 	return 0
+}
+
+// WithdrawalsByRequestID returns how many withdrawals the account made
+// with the given requestId (0 or 1: Bybit refuses a repeat).
+func (s *Server) WithdrawalsByRequestID(apiKey, requestID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	if a := s.accounts[apiKey]; a != nil {
+		for _, w := range a.withdrawals {
+			if w.requestID == requestID {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // handleWithdrawals serves GET /v5/asset/withdraw/query-record:
