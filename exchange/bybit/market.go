@@ -57,6 +57,20 @@ func (e *Exchange) nativeKlines(ctx context.Context, p *pair, iv exgate.Interval
 	if err != nil {
 		return nil, false, err
 	}
+	out, aligned, err := toKlines(iv, native, cs)
+	if err != nil || !aligned {
+		return nil, false, err
+	}
+	if len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out, true, nil
+}
+
+// toKlines turns Bybit's rows (newest first) into ascending klines of iv;
+// aligned is false when a row does not start where iv starts and iv can be
+// built instead, an error when it cannot.
+func toKlines(iv exgate.Interval, native string, cs []candle) ([]exgate.Kline, bool, error) {
 	out := make([]exgate.Kline, 0, len(cs))
 	for _, c := range cs {
 		open := time.UnixMilli(c.start).UTC()
@@ -68,11 +82,7 @@ func (e *Exchange) nativeKlines(ctx context.Context, p *pair, iv exgate.Interval
 		}
 		out = append(out, kline(iv, open, c.open, c.high, c.low, c.close, c.volume))
 	}
-	out = ascending(out)
-	if len(out) > limit {
-		out = out[len(out)-limit:]
-	}
-	return out, true, nil
+	return ascending(out), true, nil
 }
 
 // kline builds one normalized kline starting at open.

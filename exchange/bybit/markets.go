@@ -67,6 +67,26 @@ func (p *pair) info() exgate.SymbolInfo {
 	}
 }
 
+// pairOf reads one instrument; a zero quote step (not sent) is the tick.
+func pairOf(r instrumentJSON) *pair {
+	lf := r.LotSizeFilter
+	p := &pair{
+		id:        r.Symbol,
+		sym:       exgate.Symbol{Base: exgate.NormalizeAsset(r.BaseCoin), Quote: exgate.NormalizeAsset(r.QuoteCoin)},
+		baseStep:  lf.BasePrecision.Decimal,
+		quoteStep: lf.QuotePrecision.Decimal,
+		tick:      r.PriceFilter.TickSize.Decimal,
+		minAmt:    lf.MinOrderAmt.Decimal,
+		maxLimit:  lf.MaxLimitOrderQty.Decimal,
+		maxMarket: lf.MaxMarketOrderQty.Decimal,
+		status:    r.Status,
+	}
+	if !p.quoteStep.IsPositive() {
+		p.quoteStep = p.tick
+	}
+	return p
+}
+
 // pairSet is one fetch of the instrument list.
 type pairSet struct {
 	bySym   map[exgate.Symbol]*pair
@@ -101,21 +121,7 @@ func (m *markets) load(ctx context.Context) (*pairSet, error) {
 		}
 		set := &pairSet{bySym: make(map[exgate.Symbol]*pair, len(rows)), byID: make(map[string]*pair, len(rows)), fetched: m.c.Now()}
 		for _, r := range rows {
-			lf := r.LotSizeFilter
-			p := &pair{
-				id:        r.Symbol,
-				sym:       exgate.Symbol{Base: exgate.NormalizeAsset(r.BaseCoin), Quote: exgate.NormalizeAsset(r.QuoteCoin)},
-				baseStep:  lf.BasePrecision.Decimal,
-				quoteStep: lf.QuotePrecision.Decimal,
-				tick:      r.PriceFilter.TickSize.Decimal,
-				minAmt:    lf.MinOrderAmt.Decimal,
-				maxLimit:  lf.MaxLimitOrderQty.Decimal,
-				maxMarket: lf.MaxMarketOrderQty.Decimal,
-				status:    r.Status,
-			}
-			if !p.quoteStep.IsPositive() {
-				p.quoteStep = p.tick
-			}
+			p := pairOf(r)
 			set.bySym[p.sym] = p
 			set.byID[p.id] = p
 		}

@@ -35,12 +35,17 @@ func (e *Exchange) Balances(ctx context.Context, cred exgate.Credential) ([]exga
 	if err != nil {
 		return nil, err
 	}
+	return unifiedBalances(rows), nil
+}
+
+// unifiedBalances maps the unified wallet's coins.
+func unifiedBalances(rows []walletCoinJSON) []exgate.Balance {
 	out := make([]exgate.Balance, 0, len(rows))
 	for _, r := range rows {
 		locked := decimal.Min(r.Locked.Decimal, r.WalletBalance.Decimal)
 		out = appendBalance(out, exgate.NormalizeAsset(r.Coin), r.WalletBalance.Sub(locked), locked)
 	}
-	return out, nil
+	return out
 }
 
 // appendBalance adds a non-zero balance, summing an asset listed twice.
@@ -71,12 +76,17 @@ func (e *Exchange) WalletBalances(ctx context.Context, cred exgate.Credential, w
 	if err != nil {
 		return nil, err
 	}
+	return fundBalances(rows), nil
+}
+
+// fundBalances maps the funding wallet's coins.
+func fundBalances(rows []fundCoinJSON) []exgate.Balance {
 	out := make([]exgate.Balance, 0, len(rows))
 	for _, r := range rows {
 		avail := decimal.Min(r.TransferBalance.Decimal, r.WalletBalance.Decimal)
 		out = appendBalance(out, exgate.NormalizeAsset(r.Coin), avail, r.WalletBalance.Sub(avail))
 	}
-	return out, nil
+	return out
 }
 
 // historyWindow is the span of one deposit or withdrawal history query:
@@ -544,6 +554,7 @@ func (e *Exchange) withdrawalRecords(ctx context.Context, cred exgate.Credential
 // reported as Bybit gives them and the total is their sum.
 func (e *Exchange) normalizeWithdrawal(w withdrawalJSON, id string) exgate.Withdrawal {
 	ts, _ := w.CreateTime.millis()
+	clientID := id
 	if id == "" {
 		id = string(w.WithdrawID)
 	}
@@ -551,7 +562,7 @@ func (e *Exchange) normalizeWithdrawal(w withdrawalJSON, id string) exgate.Withd
 		ID: id, Amount: exgate.NewNumber(w.Amount.Decimal), TotalAmount: exgate.NewNumber(w.Amount.Decimal),
 		Asset: exgate.NormalizeAsset(w.Coin), Status: statusOf(withdrawalStatuses, w.Status),
 		ToAddress: w.ToAddress, TxID: w.TxID, Timestamp: ts, Network: networkOf(w.Chain), Tag: w.Tag,
-		Exchange: Name, ClientWithdrawalID: id, ExchangeID: string(w.WithdrawID), RawStatus: w.Status,
+		Exchange: Name, ClientWithdrawalID: clientID, ExchangeID: string(w.WithdrawID), RawStatus: w.Status,
 	}
 	if w.WithdrawFee.Set {
 		out.Fees = exgate.NumberPtr(w.WithdrawFee.Decimal)
@@ -573,7 +584,6 @@ func (e *Exchange) RecentWithdrawals(ctx context.Context, cred exgate.Credential
 	out := make([]exgate.Withdrawal, 0, len(rows))
 	for _, r := range rows {
 		w := e.normalizeWithdrawal(r, "")
-		w.ClientWithdrawalID = ""
 		if (f.Asset != "" && w.Asset != exgate.NormalizeAsset(f.Asset)) || (f.Status != "" && w.Status != f.Status) {
 			continue
 		}
