@@ -114,4 +114,9 @@ type Withdrawal struct {
 	ClientWithdrawalID string `json:"clientWithdrawalId,omitempty"`
 	ExchangeID         string `json:"exchangeId,omitempty"`
 	RawStatus          string `json:"rawStatus"`
+	// Reason says why a withdrawal read back with status failed was
+	// refused (by the exchange or by the gateway's check of its rules) or
+	// found never made: the problem code and detail the withdrawal was
+	// answered with (docs/contract.md 2.4).
+	Reason *Reason `json:"reason,omitempty"`
 }

@@ -100,6 +100,12 @@ type Credential struct {
 	Passphrase   string `json:"-"`
 	Permissions  []Permission
 	CreatedAt    time.Time
+	// Paper marks a paper key (docs/contract.md 2.9): market data from
+	// Exchange's public API, everything else simulated by the gateway;
+	// it has no exchange key or secret, and nothing signed is ever sent
+	// for it. PaperBalances are its starting balances (nil: sim's).
+	Paper         bool
+	PaperBalances []BalanceChange
 }
 
 // Allows reports whether the credential carries permission p. Every
@@ -132,6 +138,15 @@ func (c Credential) Check() error {
 	}
 	if !slices.Contains(ExchangeNames, c.Exchange) {
 		return ParamError("exchange", "the exchange must be one of %s", strings.Join(ExchangeNames, ", "))
+	}
+	if c.Paper {
+		if c.Exchange == ExchangeSim {
+			return ParamError("paper", "a sim key is simulated already; --paper takes a real exchange")
+		}
+		if c.Key != "" || c.Secret != "" || c.Passphrase != "" {
+			return ParamError("key", "a paper key takes no exchange key, secret or passphrase: nothing signed is sent for it")
+		}
+		return nil
 	}
 	if c.Exchange != ExchangeSim && c.Key == "" {
 		return ParamError("key", "the exchange's key and secret are required for %s", c.Exchange)

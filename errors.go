@@ -26,6 +26,8 @@ const (
 	CodePermissionDenied       Code = "PERMISSION_DENIED"
 	CodeIPNotAllowed           Code = "IP_NOT_ALLOWED"
 	CodeAddressNotAllowed      Code = "ADDRESS_NOT_ALLOWED"
+	CodeRiskLimitExceeded      Code = "RISK_LIMIT_EXCEEDED" // a risk limit (docs/contract.md 2.8; risk.go)
+	CodeTradingHalted          Code = "TRADING_HALTED"      // the kill switch (docs/contract.md 2.8)
 	CodeInvalidParameter       Code = "INVALID_PARAMETER"
 	CodeUnknownSymbol          Code = "UNKNOWN_SYMBOL"
 	CodeQuantityTooSmall       Code = "QUANTITY_TOO_SMALL"
@@ -62,6 +64,8 @@ var codeStatus = map[Code]int{
 	CodePermissionDenied:       http.StatusForbidden,
 	CodeIPNotAllowed:           http.StatusForbidden,
 	CodeAddressNotAllowed:      http.StatusForbidden,
+	CodeRiskLimitExceeded:      http.StatusForbidden,
+	CodeTradingHalted:          http.StatusForbidden,
 	CodeInvalidParameter:       http.StatusBadRequest,
 	CodeUnknownSymbol:          http.StatusBadRequest,
 	CodeQuantityTooSmall:       http.StatusUnprocessableEntity,
@@ -109,6 +113,9 @@ type Error struct {
 	Param      string
 	RetryAfter time.Duration
 	Err        error
+	// Risk holds the members a risk refusal adds to its problem
+	// (RISK_LIMIT_EXCEEDED, TRADING_HALTED; risk.go).
+	Risk *RiskProblem
 }
 
 func (e *Error) Error() string {

@@ -75,3 +75,14 @@ type Wallet interface {
 	// wrapping ErrNotFound when the exchange has no such withdrawal.
 	QueryWithdrawal(ctx context.Context, cred Credential, q WithdrawalQuery) (Withdrawal, error)
 }
+
+// WithdrawalChecker is an optional ability (found with Ability) of an
+// exchange that can tell without calling anyone that a withdrawal's
+// parameters are malformed (an address not of the network's format, a tag
+// where the network has none). The journal asks it before it records a
+// withdrawal, so that bad input is refused before anything is recorded
+// (docs/orders.md). It returns INVALID_PARAMETER naming the parameter, or
+// nil; the exchange's own rules (minimums, funds) are Withdraw's.
+type WithdrawalChecker interface {
+	CheckWithdrawal(ctx context.Context, cred Credential, req WithdrawalRequest) error
+}

@@ -76,6 +76,11 @@ type Intent struct {
 	// Attempts counts the reconciler's reads of the intent; its backoff
 	// grows with them.
 	Attempts int
+	// Risk, when set, is what the intent reserves of its client key's
+	// risk limits (risk.go): CreateIntent checks and reserves it in the
+	// same transaction, or records nothing and returns the
+	// RISK_LIMIT_EXCEEDED refusal. It is not read back.
+	Risk *RiskReservation
 }
 
 // NewID returns a random gateway id: prefix followed by lower-case base32

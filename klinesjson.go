@@ -17,7 +17,7 @@ type KlinesAppender interface {
 // JSON: through ex's own encoding when it is a KlinesAppender, else by
 // encoding RecentKlines.
 func AppendRecentKlinesJSON(ctx context.Context, ex Exchange, dst []byte, cred Credential, req KlineRequest) ([]byte, error) {
-	if a, ok := ex.(KlinesAppender); ok {
+	if a, ok := Ability[KlinesAppender](ex); ok {
 		return a.AppendRecentKlinesJSON(ctx, dst, cred, req)
 	}
 	ks, err := ex.RecentKlines(ctx, cred, req)

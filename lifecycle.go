@@ -191,6 +191,8 @@ type Fill struct {
 	// ClientOrderID is the exchange's client order id of the order: the
 	// gateway's id when the gateway placed it.
 	ClientOrderID string `json:"clientOrderId,omitempty"`
+	// Paper is true for a fill of a paper key (docs/contract.md 2.9).
+	Paper bool `json:"paper,omitempty"`
 }
 
 // SymbolStatus says whether a market trades.

@@ -143,9 +143,12 @@ type Order struct {
 	// Reason says why an order is REJECTED: the problem code and detail
 	// of the refusal (docs/contract.md 2.4).
 	Reason *Reason `json:"reason,omitempty"`
+	// Paper is true for an order of a paper key (docs/contract.md 2.9).
+	Paper bool `json:"paper,omitempty"`
 }
 
-// Reason is why an order was refused or found never placed.
+// Reason is why an order or a withdrawal was refused or found never
+// placed.
 type Reason struct {
 	Code   Code   `json:"code"`
 	Detail string `json:"detail"`

@@ -56,6 +56,10 @@ type Store interface {
 	// a zero UpdatedAt to CreatedAt. Returns an error wrapping ErrConflict
 	// for a duplicate ID or (client key, kind, non-empty ClientRef): of
 	// several instances racing on one client id, exactly one succeeds.
+	// With in.Risk set it also reserves the intent's share of its client
+	// key's limits in the same transaction, or records nothing and
+	// returns the RISK_LIMIT_EXCEEDED *Error (RiskReservation.Check) when
+	// a maximum would be passed.
 	CreateIntent(ctx context.Context, in Intent) error
 	// Intent returns an intent by ID; an error wrapping ErrNotFound when
 	// there is none.
@@ -65,7 +69,8 @@ type Store interface {
 	// there is none (always for an empty ref).
 	IntentByClientRef(ctx context.Context, apiKey string, kind IntentKind, ref string) (Intent, error)
 	// UpdateIntent sets an intent's state and last answer, and its
-	// UpdatedAt to now; an error wrapping ErrNotFound when there is no
+	// UpdatedAt to now, settling its risk reservation (SettleRisk) in the
+	// same transaction; an error wrapping ErrNotFound when there is no
 	// such intent.
 	UpdateIntent(ctx context.Context, id string, state IntentState, status int, response []byte) error
 	// UnfinishedIntents returns up to limit intents that are not final,
@@ -107,6 +112,8 @@ type Store interface {
 	// ControlStore keeps the operator's allowlists and audit trail
 	// (controls.go).
 	ControlStore
+	// RiskStore keeps the risk limits, halts and usage (risk.go).
+	RiskStore
 	// ConsoleStore keeps the web console's logins and sessions and reads
 	// the journal by exchange key (console.go).
 	ConsoleStore
@@ -117,4 +124,9 @@ type Store interface {
 	// SimOpenOperations returns the operations applied with Open that no
 	// operation has closed yet, newest first.
 	SimOpenOperations(ctx context.Context, credentialID int64) ([]SimOperation, error)
+	// PaperCredentialsResting returns the paper keys of an exchange that
+	// have an open (resting) order, with ID, ClientAPIKey, Name,
+	// Exchange, Paper and PaperBalances set and no secret
+	// (docs/contract.md 2.9).
+	PaperCredentialsResting(ctx context.Context, exchange string) ([]Credential, error)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/api"
 	"github.com/exgate/exgate/api/openapitest"
+	"github.com/exgate/exgate/httpapi"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
 )
@@ -37,31 +38,17 @@ func TestLoad(t *testing.T) {
 
 func TestRoutes(t *testing.T) {
 	doc := load(t)
-	routes := []struct {
+	// The server's route table (httpapi/routes.go); its own test holds it
+	// to this document's paths and methods, both ways.
+	var routes []struct {
 		method, path string
 		signed       bool
-	}{
-		{http.MethodPost, "/v1/order/market", true},
-		{http.MethodGet, "/v1/order", true},
-		{http.MethodGet, "/v1/market/recent-klines", true},
-		{http.MethodGet, "/v1/market/order-book", true},
-		{http.MethodGet, "/v1/wallet/account-balance", true},
-		{http.MethodGet, "/v1/wallet/recent-deposits", true},
-		{http.MethodGet, "/v1/wallet/deposit", true},
-		{http.MethodPost, "/v1/wallet/withdraw", true},
-		{http.MethodGet, "/v1/wallet/withdrawal", true},
-		{http.MethodPost, "/v1/order/limit", true},
-		{http.MethodPost, "/v1/order/cancel", true},
-		{http.MethodPost, "/v1/order/cancel-all", true},
-		{http.MethodGet, "/v1/order/open", true},
-		{http.MethodGet, "/v1/order/recent", true},
-		{http.MethodGet, "/v1/order/fills", true},
-		{http.MethodGet, "/v1/wallet/recent-withdraws", true},
-		{http.MethodGet, "/v1/market/symbols", true},
-		{http.MethodGet, "/v1/stream", true},
-		{http.MethodGet, "/healthz", false},
-		{http.MethodGet, "/readyz", false},
-		{http.MethodGet, "/v1/openapi.yaml", false},
+	}
+	for _, rt := range httpapi.Routes() {
+		routes = append(routes, struct {
+			method, path string
+			signed       bool
+		}{rt.Method, rt.Path, rt.Signed})
 	}
 	if got, want := doc.Paths.Len(), len(routes); got != want {
 		t.Errorf("the document has %d paths, want %d", got, want)

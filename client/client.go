@@ -400,6 +400,11 @@ type Error struct {
 	ID         string
 	Order      *exgate.Order
 	Withdrawal *exgate.Withdrawal
+	// Limit, Value and Max are a RISK_LIMIT_EXCEEDED refusal's members
+	// (the limit, what the request would bring it to, the limit's value;
+	// Max empty for symbols), Reason a TRADING_HALTED refusal's
+	// (docs/risk.md).
+	Limit, Value, Max, Reason string
 	// Body is the answer's body as received.
 	Body []byte
 }
@@ -441,6 +446,10 @@ type problemBody struct {
 	ID         string          `json:"id"`
 	Order      json.RawMessage `json:"order"`
 	Withdrawal json.RawMessage `json:"withdrawal"`
+	Limit      string          `json:"limit"`
+	Value      string          `json:"value"`
+	Max        string          `json:"max"`
+	Reason     string          `json:"reason"`
 }
 
 // parseError builds the *Error of a non-2xx answer. Status is the HTTP
@@ -451,6 +460,7 @@ func parseError(status int, header http.Header, body []byte, now time.Time) *Err
 	var p problemBody
 	if json.Unmarshal(body, &p) == nil {
 		e.Type, e.Title, e.Detail, e.Code, e.Param, e.ID = p.Type, p.Title, p.Detail, p.Code, p.Param, p.ID
+		e.Limit, e.Value, e.Max, e.Reason = p.Limit, p.Value, p.Max, p.Reason
 		if p.RequestID != "" {
 			e.RequestID = p.RequestID
 		}

@@ -110,6 +110,14 @@ func (c *Client) Symbols(ctx context.Context, asset1, asset2 string) ([]exgate.S
 	return out, err
 }
 
+// AccountRisk returns the calling key's risk limits, today's usage and
+// halt (GET /v1/account/risk; docs/risk.md).
+func (c *Client) AccountRisk(ctx context.Context) (exgate.RiskAccount, error) {
+	var out exgate.RiskAccount
+	err := c.call(ctx, http.MethodGet, "/v1/account/risk", nil, &out)
+	return out, err
+}
+
 // boolText is "true" for true and empty (not sent) for false.
 func boolText(b bool) string {
 	if b {

@@ -515,3 +515,42 @@ func TestMarketEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestPaperExchangeKey adds a paper key from the console: it is stored
+// with its starting balances and labeled paper on both pages; bad
+// balances, or balances without paper, are refused and add nothing.
+func TestPaperExchangeKey(t *testing.T) {
+	e := newEnv(t)
+	b := e.loggedIn(t)
+	if code, _, _ := b.post("/keys", url.Values{"csrf": {b.csrf}, "label": {"bot"}}, nil); code != 200 {
+		t.Fatalf("create key = %d", code)
+	}
+	keys, _ := e.st.ListClientKeys(t.Context())
+	api := keys[0].APIKey
+	add := func(name, paper, balances string) int {
+		form := url.Values{"csrf": {b.csrf}, "name": {name}, "exchange": {"binance"}, "permissions": {"trade"}, "balances": {balances}}
+		if paper != "" {
+			form.Set("paper", paper)
+		}
+		code, _, _ := b.post("/keys/"+api+"/exchange-keys", form, nil)
+		return code
+	}
+	if code := add("bad", "on", "BTC=-1"); code != http.StatusBadRequest {
+		t.Errorf("negative balance = %d, want 400", code)
+	}
+	if code := add("nopaper", "", "BTC=1"); code != http.StatusBadRequest {
+		t.Errorf("balances without paper = %d, want 400", code)
+	}
+	if code := add("rehearsal", "on", "BTC=1,USDT=5000"); code != http.StatusSeeOther {
+		t.Fatalf("add paper key = %d", code)
+	}
+	creds, err := e.st.ListCredentials(t.Context(), api)
+	if err != nil || len(creds) != 1 || !creds[0].Paper || exgate.FormatPaperBalances(creds[0].PaperBalances) != "BTC=1,USDT=5000" {
+		t.Fatalf("stored credentials = %+v, %v", creds, err)
+	}
+	for _, p := range []string{"/keys/" + api, "/keys/" + api + "/exchange-keys/rehearsal"} {
+		if code, _, body := b.get(p); code != 200 || !strings.Contains(body, `class="badge warn"`) || !strings.Contains(body, ">paper</span>") {
+			t.Errorf("GET %s = %d, without the paper label", p, code)
+		}
+	}
+}

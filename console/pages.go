@@ -205,9 +205,20 @@ func (h *Handler) addExchangeKey(w http.ResponseWriter, r *http.Request, s sessi
 		h.renderExchangeKeys(w, r, s, http.StatusBadRequest, "", err.Error())
 		return
 	}
+	balances, err := exgate.ParsePaperBalances(f.Get("balances"))
+	if err != nil {
+		h.renderExchangeKeys(w, r, s, http.StatusBadRequest, "", "Starting balances: "+err.Error())
+		return
+	}
+	paper := f.Get("paper") == "on"
+	if !paper && balances != nil {
+		h.renderExchangeKeys(w, r, s, http.StatusBadRequest, "", "Starting balances are for a paper key only.")
+		return
+	}
 	c := exgate.Credential{ClientAPIKey: r.PathValue("api"), Name: strings.TrimSpace(f.Get("name")),
 		Exchange: strings.ToLower(f.Get("exchange")), Key: strings.TrimSpace(f.Get("key")),
-		Secret: strings.TrimSpace(f.Get("secret")), Passphrase: strings.TrimSpace(f.Get("passphrase")), Permissions: perms}
+		Secret: strings.TrimSpace(f.Get("secret")), Passphrase: strings.TrimSpace(f.Get("passphrase")), Permissions: perms,
+		Paper: paper, PaperBalances: balances}
 	if err := c.Check(); err != nil {
 		msg := err.Error()
 		if e, ok := errors.AsType[*exgate.Error](err); ok {
@@ -229,7 +240,7 @@ func (h *Handler) addExchangeKey(w http.ResponseWriter, r *http.Request, s sessi
 		return
 	}
 	h.audit(r, "exchange-keys add", c.ClientAPIKey, c.Name, map[string]string{
-		"exchange": c.Exchange, "permissions": exgate.FormatPermissions(c.Permissions)})
+		"exchange": c.Exchange, "permissions": exgate.FormatPermissions(c.Permissions), "paper": strconv.FormatBool(c.Paper)})
 	http.Redirect(w, r, "/keys/"+pathEscape(c.ClientAPIKey)+"?notice=exchange+key+added", http.StatusSeeOther)
 }
 

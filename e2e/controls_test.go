@@ -68,28 +68,47 @@ func TestScaleOutControls(t *testing.T) {
 	})
 
 	t.Run("one audit trail", func(t *testing.T) {
-		out := d.admin("audit", "--api-key", key.APIKey)
+		// An instance writes a request's audit record just after its
+		// answer (httpapi's auditWriter), so the trail is read until it
+		// holds the three withdrawals or a deadline passes.
+		want := []string{"", "ADDRESS_NOT_ALLOWED", "ADDRESS_NOT_ALLOWED"}
+		var out []byte
+		var withdrawals []string
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			out = d.admin("audit", "--api-key", key.APIKey)
+			withdrawals = auditedWithdrawals(t, out)
+			if len(withdrawals) >= len(want) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		if bytes.Contains(out, []byte(key.SecretKey)) || bytes.Contains(out, []byte("signature")) {
 			t.Fatalf("audit output holds a secret or signature:\n%s", out)
 		}
-		var withdrawals []string
-		for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
-			var e struct {
-				Action, Code string
-				Status       int
-			}
-			if err := json.Unmarshal([]byte(line), &e); err != nil {
-				t.Fatalf("audit line %q: %v", line, err)
-			}
-			if e.Action == "POST /v1/wallet/withdraw" {
-				withdrawals = append(withdrawals, e.Code)
-			}
-		}
-		want := []string{"", "ADDRESS_NOT_ALLOWED", "ADDRESS_NOT_ALLOWED"}
 		if strings.Join(withdrawals, ",") != strings.Join(want, ",") {
 			t.Fatalf("withdrawals in the audit trail, newest first = %q, want %q\n%s", withdrawals, want, out)
 		}
 	})
+}
+
+// auditedWithdrawals returns the codes of the withdrawal requests in the
+// output of `exgate audit`, newest first.
+func auditedWithdrawals(t *testing.T, out []byte) []string {
+	t.Helper()
+	var withdrawals []string
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		var e struct {
+			Action, Code string
+			Status       int
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		if e.Action == "POST /v1/wallet/withdraw" {
+			withdrawals = append(withdrawals, e.Code)
+		}
+	}
+	return withdrawals
 }
 
 // TestStartupRefusalsShared: an instance with the shared Redis but no

@@ -36,6 +36,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/exgate/exgate/client"
+	"github.com/exgate/exgate/internal/skipnotice"
 )
 
 const (
@@ -64,6 +65,7 @@ func TestMain(m *testing.M) {
 
 func runTests(m *testing.M) int {
 	if os.Getenv(postgresEnv) == "" || os.Getenv(redisEnv) == "" {
+		skipnotice.Print("e2e", "the end-to-end suite needs PostgreSQL and Redis: "+postgresEnv+"=postgres://postgres@127.0.0.1:5432/test?sslmode=disable "+redisEnv+"=redis://127.0.0.1:6379/0 go test ./e2e/")
 		return m.Run()
 	}
 	dir, err := os.MkdirTemp("", "exgate-e2e-")

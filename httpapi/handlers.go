@@ -178,30 +178,24 @@ func (ps params) clientRef(name string, r *http.Request) (string, error) {
 	return v, nil
 }
 
-func (s *Server) handleMarketOrder(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleMarketOrder(w http.ResponseWriter, r *http.Request, c *call) error {
 	ps, err := newParams(c.params, "asset1", "asset2", "side", "quantity", "quantityIn", "clientOrderId", "test")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	req, ref, err := orderRequest(ps, r)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
-	if s.marketOrderExtras(w, r, c, ps, &req) {
-		return
+	done, ctx, err := s.marketOrderExtras(w, r, c, ps, &req)
+	if done || err != nil {
+		return err
 	}
-	order, err := s.cfg.Ledger.PlaceOrder(r.Context(), c.cred, req, ref)
+	order, err := s.cfg.Ledger.PlaceOrder(ctx, c.cred, req, ref)
 	if err != nil {
-		var rec *pendingRecord
-		if order.ID != "" {
-			rec = &pendingRecord{order: &order}
-		}
-		s.writeProblem(w, r, err, rec)
-		return
+		return withPending(err, order)
 	}
-	s.writeJSON(w, r, order)
+	return writeJSON(w, order)
 }
 
 func orderRequest(ps params, r *http.Request) (exgate.OrderRequest, string, error) {
@@ -237,32 +231,28 @@ func orderRequest(ps params, r *http.Request) (exgate.OrderRequest, string, erro
 	return exgate.OrderRequest{Symbol: sym, Side: side, Quantity: qty, QuantityIn: in}, ref, nil
 }
 
-func (s *Server) handleOrder(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleOrder(w http.ResponseWriter, r *http.Request, c *call) error {
 	id, ref, err := lookupRef(c.params, "clientOrderId")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	order, err := s.cfg.Ledger.Order(r.Context(), c.apiKey, id, ref)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
-	s.writeJSON(w, r, order)
+	return writeJSON(w, order)
 }
 
-func (s *Server) handleWithdrawal(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleWithdrawal(w http.ResponseWriter, r *http.Request, c *call) error {
 	id, ref, err := lookupRef(c.params, "clientWithdrawalId")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	wd, err := s.cfg.Ledger.Withdrawal(r.Context(), c.apiKey, id, ref)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
-	s.writeJSON(w, r, wd)
+	return writeJSON(w, wd)
 }
 
 // lookupRef reads exactly one of id and the client id parameter.
@@ -283,26 +273,24 @@ func lookupRef(raw []param, refName string) (id, ref string, err error) {
 	return id, ref, nil
 }
 
-func (s *Server) handleKlines(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleKlines(w http.ResponseWriter, r *http.Request, c *call) error {
 	ps, err := newParams(c.params, "asset1", "asset2", "interval", "limit")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	req, err := klineRequest(ps)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	body, err := exgate.AppendRecentKlinesJSON(r.Context(), c.ex, (*bp)[:0], c.cred, req)
 	*bp = body[:0]
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	writeRaw(w, body)
+	return nil
 }
 
 func klineRequest(ps params) (exgate.KlineRequest, error) {
@@ -325,72 +313,64 @@ func klineRequest(ps params) (exgate.KlineRequest, error) {
 	return exgate.KlineRequest{Symbol: sym, Interval: iv, Limit: limit}, nil
 }
 
-func (s *Server) handleOrderBook(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleOrderBook(w http.ResponseWriter, r *http.Request, c *call) error {
 	ps, err := newParams(c.params, "asset1", "asset2", "limit")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	sym, err := ps.symbol()
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	limit, err := ps.limit("limit", exgate.DefaultOrderBookLimit, exgate.MaxOrderBookLimit)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	breq := exgate.OrderBookRequest{Symbol: sym, Limit: limit}
-	if enc, ok := c.ex.(bookEncoder); ok {
+	if enc, ok := exgate.Ability[bookEncoder](c.ex); ok {
 		body, err := enc.OrderBookJSON(r.Context(), c.cred, breq)
 		if err != nil {
-			s.writeProblem(w, r, err, nil)
-			return
+			return err
 		}
 		writeRaw(w, body)
-		return
+		return nil
 	}
 	book, err := c.ex.OrderBook(r.Context(), c.cred, breq)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	s.writeBook(w, book)
+	return nil
 }
 
-func (s *Server) handleBalances(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleBalances(w http.ResponseWriter, r *http.Request, c *call) error {
 	if _, err := newParams(c.params); err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	bals, err := c.ex.Balances(r.Context(), c.cred)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	if bals == nil {
 		bals = []exgate.Balance{}
 	}
-	s.writeJSON(w, r, bals)
+	return writeJSON(w, bals)
 }
 
-func (s *Server) handleDeposits(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleDeposits(w http.ResponseWriter, r *http.Request, c *call) error {
 	asset, status, err := transferFilter(c.params)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	f := exgate.DepositFilter{Asset: asset, Status: status}
 	deps, err := c.ex.RecentDeposits(r.Context(), c.cred, f)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	if deps == nil {
 		deps = []exgate.Deposit{}
 	}
-	s.writeJSON(w, r, deps)
+	return writeJSON(w, deps)
 }
 
 // transferFilter reads the optional asset and status of a list of
@@ -413,11 +393,10 @@ func transferFilter(raw []param) (asset string, status exgate.TransferStatus, er
 	return asset, status, nil
 }
 
-func (s *Server) handleDepositAddress(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleDepositAddress(w http.ResponseWriter, r *http.Request, c *call) error {
 	ps, err := newParams(c.params, "asset", "network", "amount")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	var req exgate.DepositAddressRequest
 	if req.Asset, err = ps.asset("asset", true); err == nil {
@@ -428,38 +407,33 @@ func (s *Server) handleDepositAddress(w http.ResponseWriter, r *http.Request, c 
 		}
 	}
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	addr, err := c.ex.DepositAddress(r.Context(), c.cred, req)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
-	s.writeJSON(w, r, addr)
+	return writeJSON(w, addr)
 }
 
-func (s *Server) handleWithdraw(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleWithdraw(w http.ResponseWriter, r *http.Request, c *call) error {
 	ps, err := newParams(c.params, "asset", "network", "address", "amount", "tag", "clientWithdrawalId")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	req, ref, err := withdrawalRequest(ps, r)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
-	wd, err := s.cfg.Ledger.Withdraw(r.Context(), c.cred, req, ref)
+	ctx, err := s.checkWithdrawalRisk(r.Context(), c, req)
 	if err != nil {
-		var rec *pendingRecord
-		if wd.ID != "" {
-			rec = &pendingRecord{withdrawal: &wd}
-		}
-		s.writeProblem(w, r, err, rec)
-		return
+		return err
 	}
-	s.writeJSON(w, r, wd)
+	wd, err := s.cfg.Ledger.Withdraw(ctx, c.cred, req, ref)
+	if err != nil {
+		return withPending(err, wd)
+	}
+	return writeJSON(w, wd)
 }
 
 func withdrawalRequest(ps params, r *http.Request) (exgate.WithdrawalRequest, string, error) {

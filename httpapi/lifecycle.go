@@ -16,13 +16,14 @@ type lifecycleLedger interface {
 	CancelAll(ctx context.Context, cred exgate.Credential, sym exgate.Symbol) ([]exgate.Order, error)
 	LabelOrders(ctx context.Context, apiKey string, orders []exgate.Order) []exgate.Order
 	LabelFills(ctx context.Context, apiKey string, fills []exgate.Fill) []exgate.Fill
+	LabelWithdrawals(ctx context.Context, apiKey string, wds []exgate.Withdrawal) []exgate.Withdrawal
 }
 
 // lifecycle returns the journal's lifecycle side and the exchange's order
 // manager, or NOT_IMPLEMENTED when either is missing.
 func (s *Server) lifecycle(c *call) (lifecycleLedger, exgate.OrderManager, error) {
 	l := s.life
-	om, ok := exgate.AsOrderManager(c.ex)
+	om, ok := exgate.Ability[exgate.OrderManager](c.ex)
 	if l == nil || !ok {
 		return nil, nil, exgate.Errorf(exgate.CodeNotImplemented,
 			"this route is not available on %s through this gateway yet", c.cred.Exchange)
@@ -61,53 +62,47 @@ func checkSymbol(ctx context.Context, om exgate.SymbolLister, cred exgate.Creden
 	return exgate.SymbolInfo{}, exgate.Errorf(exgate.CodeUnknownSymbol, "%s is not listed on %s", sym, cred.Exchange)
 }
 
-func (s *Server) handleLimitOrder(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleLimitOrder(w http.ResponseWriter, r *http.Request, c *call) error {
 	ps, err := newParams(c.params, "asset1", "asset2", "side", "quantity", "price", "timeInForce", "postOnly", "clientOrderId", "test")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	req, ref, test, err := limitOrderRequest(ps, r)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	l, om, err := s.lifecycle(c)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	info, err := checkSymbol(r.Context(), om, c.cred, req.Symbol)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	if tick, perr := exgate.ParseDecimal(info.PriceStep); perr == nil {
 		if err := exgate.CheckPrice(req.Price, tick); err != nil {
-			s.writeProblem(w, r, err, nil)
-			return
+			return err
 		}
+	}
+	// The risk checks come before the journal and the exchange, and
+	// answer a test order the refusal a real one would get.
+	ctx, err := s.checkOrderRisk(r.Context(), c, riskOrder{limit: &req}, test)
+	if err != nil {
+		return err
 	}
 	if test {
-		o, err := om.TestOrder(r.Context(), c.cred, exgate.TestOrderRequest{Limit: &req})
+		o, err := om.TestOrder(ctx, c.cred, exgate.TestOrderRequest{Limit: &req})
 		if err != nil {
-			s.writeProblem(w, r, err, nil)
-			return
+			return err
 		}
 		o.ClientOrderID = ref
-		s.writeJSON(w, r, o)
-		return
+		return writeJSON(w, o)
 	}
-	order, err := l.PlaceLimitOrder(r.Context(), c.cred, req, ref)
+	order, err := l.PlaceLimitOrder(ctx, c.cred, req, ref)
 	if err != nil {
-		var rec *pendingRecord
-		if order.ID != "" {
-			rec = &pendingRecord{order: &order}
-		}
-		s.writeProblem(w, r, err, rec)
-		return
+		return withPending(err, order)
 	}
-	s.writeJSON(w, r, order)
+	return writeJSON(w, order)
 }
 
 func limitOrderRequest(ps params, r *http.Request) (req exgate.LimitOrderRequest, ref string, test bool, err error) {
@@ -151,94 +146,81 @@ func limitOrderRequest(ps params, r *http.Request) (req exgate.LimitOrderRequest
 	return
 }
 
-// marketOrderExtras handles what docs/contract.md 2.4 adds to POST
+// marketOrderExtras checks the risk limits and handles what docs/contract.md 2.4 adds to POST
 // /v1/order/market: test: true, and a pair given the other way round,
 // which is placed as the opposite side on the listed pair. It reports
-// whether it answered the request.
-func (s *Server) marketOrderExtras(w http.ResponseWriter, r *http.Request, c *call, ps params, req *exgate.OrderRequest) bool {
+// whether it answered the request (a test order); an error is not yet
+// written.
+func (s *Server) marketOrderExtras(w http.ResponseWriter, r *http.Request, c *call, ps params, req *exgate.OrderRequest) (bool, context.Context, error) {
+	ctx := r.Context()
 	test, err := ps.boolean("test")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return true
+		return false, ctx, err
 	}
-	om, ok := exgate.AsOrderManager(c.ex)
+	om, ok := exgate.Ability[exgate.OrderManager](c.ex)
 	if !ok {
 		if test {
-			s.writeProblem(w, r, exgate.Errorf(exgate.CodeNotImplemented, "test orders are not available on %s through this gateway yet", c.cred.Exchange), nil)
-			return true
+			return false, ctx, exgate.Errorf(exgate.CodeNotImplemented, "test orders are not available on %s through this gateway yet", c.cred.Exchange)
 		}
-		return false
+		ctx, err = s.checkOrderRisk(ctx, c, riskOrder{market: req}, false)
+		return false, ctx, err
 	}
-	if infos, err := om.Symbols(r.Context(), c.cred, exgate.SymbolFilter{Symbol: req.Symbol}); err == nil && len(infos) == 0 {
-		if inv, err := om.Symbols(r.Context(), c.cred, exgate.SymbolFilter{Symbol: req.Symbol.Inverse()}); err == nil && len(inv) > 0 {
+	if infos, err := om.Symbols(ctx, c.cred, exgate.SymbolFilter{Symbol: req.Symbol}); err == nil && len(infos) == 0 {
+		if inv, err := om.Symbols(ctx, c.cred, exgate.SymbolFilter{Symbol: req.Symbol.Inverse()}); err == nil && len(inv) > 0 {
 			*req = exgate.InvertOrderRequest(*req)
 		}
 	}
-	if !test {
-		return false
+	if ctx, err = s.checkOrderRisk(ctx, c, riskOrder{market: req}, test); err != nil || !test {
+		return false, ctx, err
 	}
-	o, err := om.TestOrder(r.Context(), c.cred, exgate.TestOrderRequest{Market: req})
+	o, err := om.TestOrder(ctx, c.cred, exgate.TestOrderRequest{Market: req})
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return true
+		return false, ctx, err
 	}
 	if req.Inverted {
 		o = o.Inverted()
 	}
 	o.ClientOrderID, _ = ps.str("clientOrderId", false)
-	s.writeJSON(w, r, o)
-	return true
+	return true, ctx, writeJSON(w, o)
 }
 
-func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request, c *call) error {
 	id, ref, err := lookupRef(c.params, "clientOrderId")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	l, _, err := s.lifecycle(c)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	order, err := l.CancelOrder(r.Context(), c.cred, id, ref)
 	if err != nil {
-		var rec *pendingRecord
-		if order.ID != "" {
-			rec = &pendingRecord{order: &order}
-		}
-		s.writeProblem(w, r, err, rec)
-		return
+		return withPending(err, order)
 	}
-	s.writeJSON(w, r, order)
+	return writeJSON(w, order)
 }
 
-func (s *Server) handleCancelAll(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleCancelAll(w http.ResponseWriter, r *http.Request, c *call) error {
 	ps, err := newParams(c.params, "asset1", "asset2")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	sym, err := ps.symbol()
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	l, om, err := s.lifecycle(c)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	if _, err := checkSymbol(r.Context(), om, c.cred, sym); err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	orders, err := l.CancelAll(r.Context(), c.cred, sym)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
-	s.writeJSON(w, r, orders)
+	return writeJSON(w, orders)
 }
 
 // optionalSymbol reads asset1 and asset2 when either is given.
@@ -251,34 +233,29 @@ func optionalSymbol(ps params) (exgate.Symbol, error) {
 	return ps.symbol()
 }
 
-func (s *Server) handleOpenOrders(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleOpenOrders(w http.ResponseWriter, r *http.Request, c *call) error {
 	ps, err := newParams(c.params, "asset1", "asset2")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	sym, err := optionalSymbol(ps)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	l, om, err := s.lifecycle(c)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	if (sym != exgate.Symbol{}) {
 		if _, err := checkSymbol(r.Context(), om, c.cred, sym); err != nil {
-			s.writeProblem(w, r, err, nil)
-			return
+			return err
 		}
 	}
 	orders, err := om.OpenOrders(r.Context(), c.cred, exgate.OrderFilter{Symbol: sym})
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
-	s.writeJSON(w, r, nonNil(l.LabelOrders(r.Context(), c.apiKey, orders)))
+	return writeJSON(w, nonNil(l.LabelOrders(r.Context(), c.apiKey, orders)))
 }
 
 // historyFilter reads asset1, asset2 (required) and limit.
@@ -304,76 +281,65 @@ func (s *Server) historyFilter(c *call, r *http.Request) (lifecycleLedger, exgat
 	return l, om, f, nil
 }
 
-func (s *Server) handleRecentOrders(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleRecentOrders(w http.ResponseWriter, r *http.Request, c *call) error {
 	l, om, f, err := s.historyFilter(c, r)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	orders, err := om.RecentOrders(r.Context(), c.cred, f)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
-	s.writeJSON(w, r, nonNil(l.LabelOrders(r.Context(), c.apiKey, orders)))
+	return writeJSON(w, nonNil(l.LabelOrders(r.Context(), c.apiKey, orders)))
 }
 
-func (s *Server) handleFills(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleFills(w http.ResponseWriter, r *http.Request, c *call) error {
 	l, om, f, err := s.historyFilter(c, r)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	fills, err := om.Fills(r.Context(), c.cred, f)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
-	s.writeJSON(w, r, nonNil(l.LabelFills(r.Context(), c.apiKey, fills)))
+	return writeJSON(w, nonNil(l.LabelFills(r.Context(), c.apiKey, fills)))
 }
 
-func (s *Server) handleRecentWithdrawals(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleRecentWithdrawals(w http.ResponseWriter, r *http.Request, c *call) error {
 	asset, status, err := transferFilter(c.params)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	f := exgate.WithdrawalFilter{Asset: asset, Status: status}
-	_, om, err := s.lifecycle(c)
+	l, om, err := s.lifecycle(c)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	wds, err := om.RecentWithdrawals(r.Context(), c.cred, f)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
-	s.writeJSON(w, r, nonNil(wds))
+	return writeJSON(w, nonNil(l.LabelWithdrawals(r.Context(), c.apiKey, wds)))
 }
 
-func (s *Server) handleSymbols(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) handleSymbols(w http.ResponseWriter, r *http.Request, c *call) error {
 	ps, err := newParams(c.params, "asset1", "asset2")
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	sym, err := optionalSymbol(ps)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	_, om, err := s.lifecycle(c)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	infos, err := om.Symbols(r.Context(), c.cred, exgate.SymbolFilter{Symbol: sym})
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
-	s.writeJSON(w, r, nonNil(infos))
+	return writeJSON(w, nonNil(infos))
 }
 
 func nonNil[T any](xs []T) []T {

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"testing"
@@ -303,10 +304,17 @@ func TestSymbolsAndRecentWithdrawals(t *testing.T) {
 	if len(one) != 1 || one[0].PriceStep != "0.01" || one[0].QuantityStep != "0.00001" || one[0].Status != exgate.SymbolTrading {
 		t.Fatalf("BTC/USDT %+v", one)
 	}
-	wd := decodeAs[exgate.Withdrawal](t, g.post("/v1/wallet/withdraw", `"asset":"ETH","network":"ETH","address":"0x52908400098527886E0F7030069857D2E4169EE7","amount":"1"`))
+	wd := decodeAs[exgate.Withdrawal](t, g.post("/v1/wallet/withdraw", `"asset":"ETH","network":"ETH","address":"0x52908400098527886E0F7030069857D2E4169EE7","amount":"1","clientWithdrawalId":"my-w-2"`))
 	list := decodeAs[[]exgate.Withdrawal](t, g.do(request{path: "/v1/wallet/recent-withdraws", query: "asset=ETH"}))
 	if len(list) != 1 || list[0].ExchangeID != wd.ExchangeID {
 		t.Fatalf("recent withdrawals %+v, want %+v", list, wd)
+	}
+	// The list names a withdrawal as the client knows it, as
+	// GET /v1/wallet/withdrawal does: the gateway's id and the client's
+	// own clientWithdrawalId, not the gateway's id in its place.
+	if list[0].ID != wd.ID || list[0].ClientWithdrawalID != "my-w-2" || wd.ClientWithdrawalID != "my-w-2" {
+		t.Errorf("listed as id %q clientWithdrawalId %q; answered as id %q clientWithdrawalId %q; want the answer's ids, my-w-2",
+			list[0].ID, list[0].ClientWithdrawalID, wd.ID, wd.ClientWithdrawalID)
 	}
 	if none := decodeAs[[]exgate.Withdrawal](t, g.do(request{path: "/v1/wallet/recent-withdraws", query: "asset=BTC"})); len(none) != 0 {
 		t.Errorf("BTC withdrawals %+v", none)
@@ -408,5 +416,42 @@ func TestLifecycleThroughTheMarketDataCache(t *testing.T) {
 	}
 	if none := decodeAs[[]exgate.Order](t, g.post("/v1/order/cancel-all", `"asset1":"BTC","asset2":"USDT"`)); len(none) != 0 {
 		t.Errorf("second cancel-all: %+v", none)
+	}
+}
+
+// TestRefusedWithdrawalReadBack: a withdrawal with a malformed address is
+// refused before anything is recorded, and one the exchange's rules
+// refuse reads back as a record (status failed, with the refusal as its
+// reason), as a refused order reads back REJECTED, not as the POST's
+// error again.
+func TestRefusedWithdrawalReadBack(t *testing.T) {
+	g := newGateway(t, options{})
+	bad := g.post("/v1/wallet/withdraw", `"asset":"ETH","network":"ETH","address":"0x1234","amount":"1","clientWithdrawalId":"wbad-1"`)
+	if p := bad.problem(t); bad.status != 400 || p["code"] != "INVALID_PARAMETER" || p["param"] != "address" {
+		t.Fatalf("malformed address: %d %s, want 400 naming address", bad.status, bad.body)
+	}
+	if _, err := g.store.IntentByClientRef(t.Context(), g.apiKey, exgate.IntentWithdrawal, "wbad-1"); !errors.Is(err, exgate.ErrNotFound) {
+		t.Errorf("the refused withdrawal was recorded in the journal (%v)", err)
+	}
+	if r := g.do(request{path: "/v1/wallet/withdrawal", query: "clientWithdrawalId=wbad-1"}); r.status != 404 {
+		t.Errorf("reading the withdrawal refused before it was recorded: %d %s, want 404", r.status, r.body)
+	}
+
+	// Below the network's minimum: the exchange's rule, checked by the
+	// adapter once the withdrawal is recorded.
+	small := g.post("/v1/wallet/withdraw", `"asset":"ETH","network":"ETH","address":"0x52908400098527886E0F7030069857D2E4169EE7","amount":"0.001","clientWithdrawalId":"wsmall-1"`)
+	p := small.problem(t)
+	if small.status != 422 || p["code"] != "WITHDRAWAL_REJECTED" {
+		t.Fatalf("below the minimum: %d %s, want 422 WITHDRAWAL_REJECTED", small.status, small.body)
+	}
+	r := g.do(request{path: "/v1/wallet/withdrawal", query: "clientWithdrawalId=wsmall-1"})
+	if r.status != 200 {
+		t.Fatalf("reading the refused withdrawal: %d %s, want 200 with status failed", r.status, r.body)
+	}
+	w := decodeAs[exgate.Withdrawal](t, r)
+	if w.Status != exgate.TransferFailed || w.Reason == nil || w.Reason.Code != exgate.CodeWithdrawalRejected || w.Reason.Detail != p["detail"] ||
+		w.ClientWithdrawalID != "wsmall-1" || w.Asset != "ETH" || w.ToAddress != "0x52908400098527886E0F7030069857D2E4169EE7" ||
+		!w.Amount.Equal(decimal.RequireFromString("0.001")) || !w.TotalAmount.IsZero() {
+		t.Errorf("refused withdrawal read back as %s", r.body)
 	}
 }

@@ -32,19 +32,54 @@ func DefaultRouteLimits() RouteLimits {
 	}
 }
 
-// routeLimit is the budget of the route pattern ("POST /v1/order/limit"),
-// with the name of its limiter key and of the limit in a refusal; ok is
-// false for routes with only the client limit.
-func (l RouteLimits) routeLimit(pattern string) (limit exgate.RateLimit, name string, ok bool) {
-	switch {
-	case strings.HasPrefix(pattern, "GET /v1/market/"):
-		return l.MarketData, "market data", l.MarketData.Rate > 0
-	case strings.HasPrefix(pattern, "POST /v1/order/"):
-		return l.Orders, "orders", l.Orders.Rate > 0
-	case pattern == "POST /v1/wallet/withdraw":
-		return l.Withdrawals, "withdrawals", l.Withdrawals.Rate > 0
+// LimitClass is the per-client budget a route takes (a column of the
+// route table, routes.go). The zero value is no class, which the
+// route-table test refuses: every route names one, and every POST route
+// one of its own kind.
+type LimitClass int
+
+const (
+	// LimitNone: a public route, no client key to count.
+	LimitNone LimitClass = iota + 1
+	// LimitClient: only the client key's budget (Config.ClientLimit).
+	LimitClient
+	// LimitMarketData: RouteLimits.MarketData.
+	LimitMarketData
+	// LimitOrders: RouteLimits.Orders.
+	LimitOrders
+	// LimitWithdrawals: RouteLimits.Withdrawals.
+	LimitWithdrawals
+)
+
+// String names the class as a refusal and the limiter key do.
+func (c LimitClass) String() string {
+	switch c {
+	case LimitNone:
+		return "none"
+	case LimitClient:
+		return "client"
+	case LimitMarketData:
+		return "market data"
+	case LimitOrders:
+		return "orders"
+	case LimitWithdrawals:
+		return "withdrawals"
 	}
-	return exgate.RateLimit{}, "", false
+	return "unset"
+}
+
+// routeLimit is the budget of a route's class; ok is false for routes
+// with only the client limit, or whose budget is zero (no limit).
+func (l RouteLimits) routeLimit(c LimitClass) (limit exgate.RateLimit, ok bool) {
+	switch c {
+	case LimitMarketData:
+		limit = l.MarketData
+	case LimitOrders:
+		limit = l.Orders
+	case LimitWithdrawals:
+		limit = l.Withdrawals
+	}
+	return limit, limit.Rate > 0
 }
 
 // checkClientLimits takes one request from the client key's budget and
@@ -57,7 +92,9 @@ func (s *Server) checkClientLimits(ctx context.Context, apiKey, pattern string) 
 			return err
 		}
 	}
-	if limit, name, ok := s.cfg.RouteLimits.routeLimit(pattern); ok {
+	class := s.limits[pattern]
+	if limit, ok := s.cfg.RouteLimits.routeLimit(class); ok {
+		name := class.String()
 		if err := s.reserve(ctx, "client:"+apiKey+":"+strings.ReplaceAll(name, " ", "-"), limit, "its "+name+" limit"); err != nil {
 			return err
 		}

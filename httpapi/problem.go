@@ -30,17 +30,44 @@ type problem struct {
 	ID         string             `json:"id,omitempty"`
 	Order      *exgate.Order      `json:"order,omitempty"`
 	Withdrawal *exgate.Withdrawal `json:"withdrawal,omitempty"`
+	// Extension members of a risk refusal (docs/contract.md 2.8):
+	// RISK_LIMIT_EXCEEDED's limit, value and max, TRADING_HALTED's reason.
+	Limit  string  `json:"limit,omitempty"`
+	Value  string  `json:"value,omitempty"`
+	Max    string  `json:"max,omitempty"`
+	Reason *string `json:"reason,omitempty"`
 }
 
-// pendingRecord is the order or withdrawal a 504 answer is about.
-type pendingRecord struct {
+// pendingError is a failure about an order or withdrawal the journal
+// recorded (a 504's PENDING record): the problem carries the record.
+type pendingError struct {
+	err        error
 	order      *exgate.Order
 	withdrawal *exgate.Withdrawal
 }
 
+func (e *pendingError) Error() string { return e.err.Error() }
+func (e *pendingError) Unwrap() error { return e.err }
+
+// withPending is the journal's failure err, carrying the order or
+// withdrawal v it recorded when it has an id (a zero v: err alone).
+func withPending[T exgate.Order | exgate.Withdrawal](err error, v T) error {
+	switch v := any(v).(type) {
+	case exgate.Order:
+		if v.ID != "" {
+			return &pendingError{err: err, order: &v}
+		}
+	case exgate.Withdrawal:
+		if v.ID != "" {
+			return &pendingError{err: err, withdrawal: &v}
+		}
+	}
+	return err
+}
+
 // writeProblem is the one place errors become HTTP answers. Details of
 // errors that are not *exgate.Error are logged, never shown.
-func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error, rec *pendingRecord) {
+func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := errors.AsType[*exgate.Error](err)
 	if !ok {
 		s.log.ErrorContext(r.Context(), "internal error", "requestId", requestID(r.Context()), "err", clipLog(err))
@@ -64,7 +91,11 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error,
 		Param:     e.Param,
 		RequestID: requestID(r.Context()),
 	}
-	if rec != nil {
+	if e.Risk != nil {
+		p.Limit, p.Value, p.Max, p.Reason = e.Risk.Limit, e.Risk.Value, e.Risk.Max, e.Risk.Reason
+		s.noteRiskRefusal(e)
+	}
+	if rec, ok := errors.AsType[*pendingError](err); ok {
 		p.Order, p.Withdrawal = rec.order, rec.withdrawal
 		if rec.order != nil {
 			p.ID = rec.order.ID
@@ -92,6 +123,8 @@ var codeTitles = map[exgate.Code]string{
 	exgate.CodePermissionDenied:       "Permission denied",
 	exgate.CodeIPNotAllowed:           "IP address not allowed",
 	exgate.CodeAddressNotAllowed:      "Withdrawal address not allowed",
+	exgate.CodeRiskLimitExceeded:      "Risk limit exceeded",
+	exgate.CodeTradingHalted:          "Trading halted",
 	exgate.CodeInvalidParameter:       "Invalid parameter",
 	exgate.CodeUnknownSymbol:          "Unknown symbol",
 	exgate.CodeQuantityTooSmall:       "Quantity too small",
@@ -119,16 +152,17 @@ func titleOf(c exgate.Code, status int) string {
 	return http.StatusText(status)
 }
 
-// writeJSON writes v with status 200.
-func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+// writeJSON writes v with status 200; an error (v cannot be encoded)
+// writes nothing.
+func writeJSON(w http.ResponseWriter, v any) error {
 	body, err := json.Marshal(v)
 	if err != nil {
-		s.writeProblem(w, r, err, nil)
-		return
+		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(body)
+	return nil
 }
 
 // maxDetail bounds a problem's detail; details quote client input, which

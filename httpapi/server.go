@@ -1,6 +1,8 @@
-// Package httpapi is exgate's HTTP API: the seven routes of the spec plus
-// order and withdrawal lookup, request signing (docs/contract.md 2.1), input
-// validation and RFC 9457 problem answers (docs/contract.md 2.2).
+// Package httpapi is exgate's HTTP API: the routes of api/openapi.yaml,
+// one row each in the route table (routes.go), request signing
+// (docs/contract.md 2.1), input validation and RFC 9457 problem answers
+// (docs/contract.md 2.2). A handler returns its error; the server writes it
+// as a problem, once.
 package httpapi
 
 import (
@@ -87,6 +89,12 @@ type Config struct {
 	RouteLimits RouteLimits
 	// Metrics, when set, hears of every request answered.
 	Metrics requestObserver
+	// Risk, when set, checks orders and withdrawals against the risk
+	// limits and halts before they are journaled, and serves GET
+	// /v1/account/risk (risk.go).
+	Risk riskGate
+	// RiskMetrics, when set, counts the risk refusals by limit.
+	RiskMetrics riskObserver
 	// Stream, when set, serves GET /v1/stream (stream.go); without it
 	// the route answers 501 NOT_IMPLEMENTED.
 	Stream streamHub
@@ -116,6 +124,8 @@ type Server struct {
 	// before the withdrawal allowlist wraps it; nil when it has none.
 	life lifecycleLedger
 	mux  *http.ServeMux
+	// limits is each route pattern's limit class, from the route table.
+	limits map[string]LimitClass
 	// audit writes the audit trail when Config.Audit is set.
 	audit *auditWriter
 }
@@ -169,7 +179,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			s.log.ErrorContext(ctx, "panic", "requestId", id, "panic", v)
 			if !rec.wrote {
-				s.writeProblem(rec, req, errors.New("panic"), nil)
+				s.writeProblem(rec, req, errors.New("panic"))
 			}
 		}
 		// The path only: the query carries the signature.
@@ -195,7 +205,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// and all. Every answer is a problem instead, and the query is not
 		// echoed.
 		s.writeProblem(rec, req, exgate.Errorf(exgate.CodeNotFound,
-			"no route %q: paths must be clean (no //, . or .. segments)", clip(r.URL.Path)), nil)
+			"no route %q: paths must be clean (no //, . or .. segments)", clip(r.URL.Path)))
 		return
 	}
 	s.mux.ServeHTTP(rec, req)
@@ -277,59 +287,8 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return conn, brw, err
 }
 
-// routes registers every route; a path known with another method answers
-// 405 with Allow, an unknown path 404, both as problems.
-func (s *Server) routes() {
-	type route struct {
-		method, path string
-		h            http.Handler
-	}
-	rs := []route{
-		{"POST", "/v1/order/market", s.signed(exgate.PermissionTrade, s.handleMarketOrder)},
-		{"GET", "/v1/order", s.signed(exgate.PermissionRead, s.handleOrder)},
-		{"GET", "/v1/market/recent-klines", s.signed(exgate.PermissionRead, s.handleKlines)},
-		{"GET", "/v1/market/order-book", s.signed(exgate.PermissionRead, s.handleOrderBook)},
-		{"GET", "/v1/wallet/account-balance", s.signed(exgate.PermissionRead, s.handleBalances)},
-		{"GET", "/v1/wallet/recent-deposits", s.signed(exgate.PermissionRead, s.handleDeposits)},
-		{"GET", "/v1/wallet/deposit", s.signed(exgate.PermissionRead, s.handleDepositAddress)},
-		{"POST", "/v1/wallet/withdraw", s.signed(exgate.PermissionWithdraw, s.handleWithdraw)},
-		{"GET", "/v1/wallet/withdrawal", s.signed(exgate.PermissionRead, s.handleWithdrawal)},
-		// The order lifecycle (docs/contract.md 2.4; lifecycle.go).
-		{"POST", "/v1/order/limit", s.signed(exgate.PermissionTrade, s.handleLimitOrder)},
-		{"POST", "/v1/order/cancel", s.signed(exgate.PermissionTrade, s.handleCancel)},
-		{"POST", "/v1/order/cancel-all", s.signed(exgate.PermissionTrade, s.handleCancelAll)},
-		{"GET", "/v1/order/open", s.signed(exgate.PermissionRead, s.handleOpenOrders)},
-		{"GET", "/v1/order/recent", s.signed(exgate.PermissionRead, s.handleRecentOrders)},
-		{"GET", "/v1/order/fills", s.signed(exgate.PermissionRead, s.handleFills)},
-		{"GET", "/v1/wallet/recent-withdraws", s.signed(exgate.PermissionRead, s.handleRecentWithdrawals)},
-		{"GET", "/v1/market/symbols", s.signed(exgate.PermissionRead, s.handleSymbols)},
-		// Streams (docs/contract.md 2.5; stream.go).
-		{"GET", "/v1/stream", s.streamHandler()},
-		{"GET", "/healthz", http.HandlerFunc(s.handleHealth)},
-		{"GET", "/readyz", http.HandlerFunc(s.handleReady)},
-		{"GET", "/v1/openapi.yaml", http.HandlerFunc(s.handleOpenAPI)},
-	}
-	for _, rt := range rs {
-		if rt.method != "GET" {
-			rt.h = s.audited(rt.method+" "+rt.path, rt.h)
-		}
-		s.mux.Handle(rt.method+" "+rt.path, rt.h)
-		allow := rt.method
-		if rt.method == "GET" {
-			allow = "GET, HEAD"
-		}
-		s.mux.Handle(rt.path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Allow", allow)
-			s.writeProblem(w, r, exgate.Errorf(exgate.CodeMethodNotAllowed, "%s %s is not supported; use %s", r.Method, rt.path, rt.method), nil)
-		}))
-	}
-	s.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.writeProblem(w, r, exgate.Errorf(exgate.CodeNotFound, "no route %s", clip(r.URL.Path)), nil)
-	}))
-}
-
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	s.writeJSON(w, r, map[string]string{"status": "ok"})
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request, _ *call) error {
+	return writeJSON(w, map[string]string{"status": "ok"})
 }
 
 // ReadyCheck is one dependency /readyz checks: its name is shown to the
@@ -342,7 +301,7 @@ type ReadyCheck struct {
 // handleReady answers 503 naming the dependencies that are down, without
 // their errors, which may hold addresses or internal detail (they go to
 // the log).
-func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request, _ *call) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	var down []string
@@ -353,16 +312,16 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(down) > 0 {
-		s.writeProblem(w, r, &exgate.Error{Code: exgate.CodeExchangeUnavailable, RetryAfter: time.Second,
-			Detail: "not ready: " + strings.Join(down, " and ") + " unreachable; the log has the cause"}, nil)
-		return
+		return &exgate.Error{Code: exgate.CodeExchangeUnavailable, RetryAfter: time.Second,
+			Detail: "not ready: " + strings.Join(down, " and ") + " unreachable; the log has the cause"}
 	}
-	s.writeJSON(w, r, map[string]string{"status": "ready"})
+	return writeJSON(w, map[string]string{"status": "ready"})
 }
 
-func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request, _ *call) error {
 	w.Header().Set("Content-Type", "application/yaml")
 	_, _ = w.Write(s.cfg.OpenAPI)
+	return nil
 }
 
 // call is an authenticated request on a signed route.
@@ -374,33 +333,35 @@ type call struct {
 }
 
 // signed authenticates the request (docs/contract.md 2.1), resolves the exchange
-// credential, checks permission and the client's rate limit, then runs h.
-// Authentication comes first: an unauthenticated caller learns nothing
-// about parameters or exchange keys.
-func (s *Server) signed(perm exgate.Permission, h func(http.ResponseWriter, *http.Request, *call)) http.Handler {
+// credential, checks permission and the client's rate limit, then runs h;
+// an error on the way, or h's, is written as a problem. Authentication
+// comes first: an unauthenticated caller learns nothing about parameters
+// or exchange keys. A stream handshake keeps no deadline: the hub holds
+// the connection.
+func (s *Server) signed(acc access, h func(http.ResponseWriter, *http.Request, *call) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		timeout := s.cfg.RequestTimeout
-		if timeout <= 0 {
-			timeout = 10 * time.Second
+		if acc != streamKey {
+			timeout := s.cfg.RequestTimeout
+			if timeout <= 0 {
+				timeout = 10 * time.Second
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), timeout)
+			defer cancel()
+			r = r.WithContext(ctx)
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), timeout)
-		defer cancel()
-		r = r.WithContext(ctx)
-		c, err := s.authenticate(w, r, perm)
+		c, err := s.authenticateAs(w, r, acc.permission(), acc == streamKey)
+		if err == nil {
+			err = h(w, r, c)
+		}
 		if err != nil {
-			s.writeProblem(w, r, err, nil)
-			return
+			s.writeProblem(w, r, err)
 		}
-		h(w, r, c)
 	})
 }
 
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, perm exgate.Permission) (*call, error) {
-	return s.authenticateAs(w, r, perm, false)
-}
-
-// authenticateAs is authenticate; for the stream handshake (stream.go) a
-// timestamp is required and the keys may be signed query parameters.
+// authenticateAs authenticates a signed request (signed); for the stream
+// handshake (stream.go) a timestamp is required and the keys may be signed
+// query parameters.
 func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exgate.Permission, stream bool) (*call, error) {
 	ctx := r.Context()
 	apiKey := r.Header.Get("X-API-KEY")

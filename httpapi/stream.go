@@ -25,21 +25,16 @@ const (
 	streamExchangeParam = "exchangeKey"
 )
 
-func (s *Server) streamHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := s.authenticateAs(w, r, exgate.PermissionRead, true)
-		if err == nil {
-			_, err = newParams(c.params, streamKeyParam, streamExchangeParam)
-		}
-		if err == nil && s.cfg.Stream == nil {
-			err = exgate.Errorf(exgate.CodeNotImplemented, "streams are not enabled on this gateway")
-		}
-		if err != nil {
-			s.writeProblem(w, r, err, nil)
-			return
-		}
-		s.cfg.Stream.Serve(w, r, c.cred)
-	})
+// handleStream hands an authenticated handshake to the hub.
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, c *call) error {
+	if _, err := newParams(c.params, streamKeyParam, streamExchangeParam); err != nil {
+		return err
+	}
+	if s.cfg.Stream == nil {
+		return exgate.Errorf(exgate.CodeNotImplemented, "streams are not enabled on this gateway")
+	}
+	s.cfg.Stream.Serve(w, r, c.cred)
+	return nil
 }
 
 // streamKeys checks the handshake's key parameters against the headers

@@ -62,6 +62,7 @@ func TestFaultLimitOrdersBinance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault injection runs many requests; skipped with -short")
 	}
+	t.Parallel()
 	ctx := t.Context()
 	v := binanceVenue(t)
 	jr, cred, clk, st := lifecycleJournal(t, v)
@@ -143,6 +144,7 @@ func TestFaultCancelsBinance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault injection runs many requests; skipped with -short")
 	}
+	t.Parallel()
 	ctx := t.Context()
 	v := binanceVenue(t)
 	jr, cred, clk, st := lifecycleJournal(t, v)

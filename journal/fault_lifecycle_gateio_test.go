@@ -55,6 +55,7 @@ func TestFaultInjectionGateioLimitOrders(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault injection runs hundreds of requests; skipped with -short")
 	}
+	t.Parallel()
 	v := gateioVenue(t)
 	jr, cred, clk, st := lifecycleJournal(t, v)
 	ctx := t.Context()
@@ -115,6 +116,7 @@ func TestFaultInjectionGateioCancels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault injection runs hundreds of requests; skipped with -short")
 	}
+	t.Parallel()
 	v := gateioVenue(t)
 	jr, cred, clk, st := lifecycleJournal(t, v)
 	ctx := t.Context()

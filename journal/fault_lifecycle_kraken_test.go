@@ -33,6 +33,7 @@ func TestFaultInjectionKrakenLifecycle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault injection runs thousands of requests; skipped with -short")
 	}
+	t.Parallel()
 	v := krakenVenue(t)
 	ctx := t.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{1}, 32))

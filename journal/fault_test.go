@@ -55,11 +55,18 @@ func randomFault(r *rand.Rand) fault {
 	}
 }
 
-// Timing of the suite: the adapters give up after callTimeout.
+// Timing of the suite: the adapters give up after callTimeout. Each
+// answer held past it costs the suite callTimeout (the fake stops holding
+// a request when its client gives up), one after another on Kraken, whose
+// adapter sends a key's calls in turn; a loopback answer takes a few
+// milliseconds, so 75 ms still tells slow from fast.
 const (
-	callTimeout = 150 * time.Millisecond
-	slowDelay   = 300 * time.Millisecond
+	callTimeout = 75 * time.Millisecond
+	slowDelay   = 4 * callTimeout
 	slowOKDelay = 20 * time.Millisecond
+	// readBackoff is the adapters' first pause before a failed read is
+	// sent again.
+	readBackoff = time.Millisecond
 )
 
 // venue is one exchange's fake with an adapter pointed at it.
@@ -87,7 +94,11 @@ func binanceVenue(t *testing.T) venue {
 	fake := binancefake.New(binancefake.Options{WeightLimit: -1})
 	t.Cleanup(fake.Close)
 	fake.AddAccount(binancefake.Account{APIKey: "k", Secret: "s", Balances: map[string]string{"USDT": "10000000", "BTC": "1000"}})
-	ex := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{}})
+	// A read the fake failed is retried after readBackoff, not the
+	// adapter's 200 ms and 400 ms: backoff has its own tests in
+	// exchange/internal/rest, and here it only made the suite wait.
+	ex := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{},
+		RetryBackoff: readBackoff})
 	return venue{
 		name:  "binance",
 		ex:    ex,
@@ -133,7 +144,7 @@ func krakenVenue(t *testing.T) venue {
 	// Kraken's call counter would pace this test to one call a second;
 	// pacing has its own tests, so it is lifted here.
 	ex := kraken.New(kraken.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{},
-		Nonces: localstate.NewNonces(), RetryDelay: time.Millisecond, Tier: kraken.TierPro})
+		Nonces: localstate.NewNonces(), RetryDelay: readBackoff, Tier: kraken.TierPro})
 	return venue{
 		name:  "kraken",
 		ex:    ex,
@@ -187,7 +198,8 @@ func gateioVenue(t *testing.T) venue {
 	if err := fake.AddAccount(gateiofake.Account{APIKey: "k", Secret: "s", Balances: map[string]string{"USDT": "10000000", "BTC": "1000"}}); err != nil {
 		t.Fatal(err)
 	}
-	ex := gateio.New(gateio.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{}})
+	ex := gateio.New(gateio.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{},
+		RetryBackoff: readBackoff})
 	return venue{
 		name:  "gateio",
 		ex:    ex,
@@ -231,16 +243,28 @@ func (c *shiftClock) Add(d time.Duration) { c.offset.Add(int64(d)) }
 // answers, resets and slow answers, with clients retrying under the same
 // client id. Afterwards the fake must hold at most one order per client id
 // and every intent must be reconciled to what the fake really holds.
+//
+// The fault tests spend their time waiting (for answers held past the
+// adapter's deadline, for a key's calls in turn on Kraken, for synced
+// commits), not computing, so every one of them runs in parallel with the
+// others: each has its own fake, store and clock.
 func TestFaultInjection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault injection runs thousands of requests; skipped with -short")
 	}
+	t.Parallel()
+	// The six runs go at once whatever -parallel says (it defaults to
+	// the number of CPUs, and they hardly use one).
+	var wg sync.WaitGroup
 	for _, newVenue := range []func(*testing.T) venue{binanceVenue, krakenVenue, gateioVenue} {
 		for _, kind := range []exgate.IntentKind{exgate.IntentOrder, exgate.IntentWithdrawal} {
 			v := newVenue(t)
-			t.Run(v.name+"/"+string(kind), func(t *testing.T) { runFaults(t, v, kind) })
+			wg.Go(func() {
+				t.Run(v.name+"/"+string(kind), func(t *testing.T) { runFaults(t, v, kind) })
+			})
 		}
 	}
+	wg.Wait()
 }
 
 func runFaults(t *testing.T, v venue, kind exgate.IntentKind) {

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/exgate/exgate"
 )
 
@@ -189,6 +191,9 @@ type kind[R, T any] struct {
 	// refused or never saw: as a record (an Order REJECTED with its
 	// reason) rather than as the error.
 	refused func(r R, id string, at time.Time, exchange string, reason exgate.Reason) T
+	// check, when set, refuses malformed input before anything is
+	// recorded.
+	check func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r R) error
 }
 
 // orderKind journals market and limit orders (orderIntent, lifecycle.go).
@@ -219,18 +224,35 @@ var withdrawalKind = kind[exgate.WithdrawalRequest, exgate.Withdrawal]{
 	query: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.WithdrawalRequest, id string) (exgate.Withdrawal, error) {
 		return ex.QueryWithdrawal(ctx, cred, exgate.WithdrawalQuery{Asset: r.Asset, ClientWithdrawalID: id})
 	},
-	pending: func(r exgate.WithdrawalRequest, id string, at time.Time, exchange string) exgate.Withdrawal {
-		return exgate.Withdrawal{
-			ID: id, Amount: exgate.NewNumber(r.Amount), TotalAmount: exgate.NewNumber(r.Amount),
-			Asset: r.Asset, Status: exgate.TransferPending, ToAddress: r.Address, Tag: r.Tag,
-			Timestamp: at.UnixMilli(), Network: r.Network, Exchange: exchange,
-		}
-	},
+	pending: pendingWithdrawal,
 	label: func(w exgate.Withdrawal, id, ref string) exgate.Withdrawal {
 		w.ID, w.ClientWithdrawalID = id, ref
 		return w
 	},
 	final: func(w exgate.Withdrawal) bool { return w.Status.Final() },
+	check: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.WithdrawalRequest) error {
+		if c, ok := exgate.Ability[exgate.WithdrawalChecker](ex); ok {
+			return c.CheckWithdrawal(ctx, cred, r)
+		}
+		return nil
+	},
+	// A refused withdrawal reads back as a record, status failed with
+	// the refusal as its reason, as a refused order reads back REJECTED:
+	// the GET answers what happened, not the POST's error again.
+	refused: func(r exgate.WithdrawalRequest, id string, at time.Time, exchange string, reason exgate.Reason) exgate.Withdrawal {
+		w := pendingWithdrawal(r, id, at, exchange)
+		w.Status, w.Reason = exgate.TransferFailed, &reason
+		w.TotalAmount = exgate.NewNumber(decimal.Zero) // nothing left the account
+		return w
+	},
+}
+
+func pendingWithdrawal(r exgate.WithdrawalRequest, id string, at time.Time, exchange string) exgate.Withdrawal {
+	return exgate.Withdrawal{
+		ID: id, Amount: exgate.NewNumber(r.Amount), TotalAmount: exgate.NewNumber(r.Amount),
+		Asset: r.Asset, Status: exgate.TransferPending, ToAddress: r.Address, Tag: r.Tag,
+		Timestamp: at.UnixMilli(), Network: r.Network, Exchange: exchange,
+	}
 }
 
 // PlaceOrder places a market order once per client reference. On an
@@ -275,6 +297,11 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 	if !ok {
 		return zero, exgate.Errorf(exgate.CodeExchangeUnavailable, "exchange %q is not enabled on this gateway", cred.Exchange)
 	}
+	if k.check != nil {
+		if err := k.check(ctx, ex, cred, req); err != nil {
+			return zero, err
+		}
+	}
 	id := exgate.NewID(k.prefix)
 	k.setID(&req, id)
 	reqJSON, err := json.Marshal(req)
@@ -291,9 +318,17 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 		// reconciler (here or elsewhere) asks the exchange about it.
 		NextDue: now.Add(s.timeout + ownerMargin),
 	}
+	if k.name == exgate.IntentOrder || k.name == exgate.IntentWithdrawal {
+		// What the risk checks reserve is reserved with the intent, in
+		// one transaction (docs/risk.md).
+		it.Risk = exgate.RiskFromContext(ctx)
+	}
 	s.startInflight(id)
 	defer s.endInflight(id)
 	if err := s.store.CreateIntent(ctx, it); err != nil {
+		if exgate.ErrorCode(err) == exgate.CodeRiskLimitExceeded {
+			return zero, err
+		}
 		if errors.Is(err, exgate.ErrConflict) && ref != "" {
 			// Another request with the same client id won the race.
 			prev, err := s.store.IntentByClientRef(ctx, cred.ClientAPIKey, k.name, ref)

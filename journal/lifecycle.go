@@ -293,14 +293,39 @@ func (s *Service) LabelFills(ctx context.Context, apiKey string, fills []exgate.
 	return fills
 }
 
+// LabelWithdrawals gives withdrawals read from the exchange the ids the
+// client knows, as LabelOrders does for orders: the gateway's id and the
+// client's own clientWithdrawalId for withdrawals the gateway sent (the
+// exchange holds the gateway's id as its client withdrawal id); the
+// exchange's id and no client id for the others.
+func (s *Service) LabelWithdrawals(ctx context.Context, apiKey string, wds []exgate.Withdrawal) []exgate.Withdrawal {
+	for i, w := range wds {
+		if it, ok := s.sent(ctx, apiKey, exgate.IntentWithdrawal, w.ClientWithdrawalID); ok {
+			wds[i].ID, wds[i].ClientWithdrawalID = it.ID, it.ClientRef
+			continue
+		}
+		if w.ExchangeID != "" {
+			wds[i].ID = w.ExchangeID
+		}
+		wds[i].ClientWithdrawalID = ""
+	}
+	return wds
+}
+
 // placed finds the order intent of the client whose gateway id is the
 // exchange's client order id cid.
 func (s *Service) placed(ctx context.Context, apiKey, cid string) (exgate.Intent, bool) {
+	return s.sent(ctx, apiKey, exgate.IntentOrder, cid)
+}
+
+// sent finds the intent of the kind of the client whose gateway id is the
+// exchange's client id cid.
+func (s *Service) sent(ctx context.Context, apiKey string, kind exgate.IntentKind, cid string) (exgate.Intent, bool) {
 	if cid == "" {
 		return exgate.Intent{}, false
 	}
 	it, err := s.store.Intent(ctx, cid)
-	if err != nil || it.ClientAPIKey != apiKey || it.Kind != exgate.IntentOrder {
+	if err != nil || it.ClientAPIKey != apiKey || it.Kind != kind {
 		return exgate.Intent{}, false
 	}
 	return it, true

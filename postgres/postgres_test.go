@@ -19,12 +19,20 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/internal/skipnotice"
 	"github.com/exgate/exgate/postgres"
 	"github.com/exgate/exgate/storetest"
 )
 
 // urlEnv names the variable holding the test server's URL.
 const urlEnv = "EXGATE_TEST_POSTGRES_URL"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(urlEnv) == "" {
+		skipnotice.Print("postgres", "the PostgreSQL suite needs a server: "+urlEnv+"=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test ./postgres/")
+	}
+	os.Exit(m.Run())
+}
 
 // testStore gives the conformance suite raw access to the store's schema.
 type testStore struct {

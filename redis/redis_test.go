@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/internal/skipnotice"
 	"github.com/exgate/exgate/statetest"
 )
 
@@ -23,12 +24,22 @@ import (
 // floating-point seconds.
 var realClock = statetest.RealClock{Slack: 30 * time.Millisecond}
 
+// urlEnv names the variable holding the test server's URL.
+const urlEnv = "EXGATE_TEST_REDIS_URL"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(urlEnv) == "" {
+		skipnotice.Print("redis", "the Redis suite needs a server: "+urlEnv+"=redis://127.0.0.1:6379/0 go test ./redis/")
+	}
+	os.Exit(m.Run())
+}
+
 // testURL returns the Redis the tests use, or skips the test.
 func testURL(t *testing.T) string {
 	t.Helper()
-	u := os.Getenv("EXGATE_TEST_REDIS_URL")
+	u := os.Getenv(urlEnv)
 	if u == "" {
-		t.Skip("Redis tests need a server: set EXGATE_TEST_REDIS_URL=redis://127.0.0.1:6379/0")
+		t.Skip("Redis tests need a server: set " + urlEnv + "=redis://127.0.0.1:6379/0")
 	}
 	return u
 }

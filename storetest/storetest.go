@@ -63,9 +63,14 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"MasterKeyCheck", s.testMasterKeyCheck},
 		{"MasterKeyCheckEmptyStore", s.testMasterKeyCheckEmptyStore},
 		{"SimOpenOperations", s.testSimOpenOperations},
+		{"PaperCredentials", s.testPaperCredentials},
 		{"ConsoleLogins", s.testConsoleLogins},
 		{"ConsoleSessions", s.testConsoleSessions},
 		{"RecentIntents", s.testRecentIntents},
+		{"RiskLimits", s.testRiskLimits},
+		{"RiskHalts", s.testRiskHalts},
+		{"RiskReservations", s.testRiskReservations},
+		{"ConcurrentRiskReservations", s.testConcurrentRiskReservations},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

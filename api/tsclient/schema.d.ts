@@ -187,7 +187,13 @@ export interface paths {
          * Read a withdrawal's current state.
          * @description Returns a withdrawal submitted with this client key, by the
          *     gateway's `id` or by its `clientWithdrawalId`. Give exactly one of
-         *     the two.
+         *     the two. A withdrawal the exchange refused (or the gateway's check
+         *     of the exchange's rules, or that was found never made) is answered
+         *     200 with `status` `failed` and a `reason` (the code and detail the
+         *     withdrawal was answered with), as a refused order is answered
+         *     `REJECTED`. Malformed input (an address not of the network's
+         *     format) is refused before anything is recorded, so reading it back
+         *     is 404.
          */
         get: operations["getWithdrawal"];
         put?: never;
@@ -338,7 +344,12 @@ export interface paths {
         };
         /**
          * Recent withdrawals of the account, newest first.
-         * @description The original service's route name. Includes withdrawals made outside the gateway.
+         * @description The original service's route name. Includes withdrawals made
+         *     outside the gateway. A withdrawal the gateway sent carries the ids
+         *     the client knows, as `GET /v1/wallet/withdrawal` answers them: the
+         *     gateway's `id` and the client's own `clientWithdrawalId` (absent
+         *     when the client gave none); any other carries the exchange's id as
+         *     `id` and no `clientWithdrawalId`.
          */
         get: operations["recentWithdrawals"];
         put?: never;
@@ -358,6 +369,28 @@ export interface paths {
         };
         /** The exchange's markets and their rules. */
         get: operations["symbols"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/risk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling key's risk limits, today's usage and halt.
+         * @description The same object `exgate risk show` prints for the key (docs/risk.md): its
+         *     state (`active` or `halted`, with the halt's reason), the limits set, the
+         *     usage of the UTC day `day` in USD and its open orders. Needs `read`.
+         */
+        get: operations["accountRisk"];
         put?: never;
         post?: never;
         delete?: never;
@@ -622,7 +655,7 @@ export interface components {
             recvWindow?: components["schemas"]["SignedRecvWindow"];
             signature: components["schemas"]["Signature"];
         };
-        /** @description Why an order is REJECTED. */
+        /** @description Why an order is REJECTED, or a withdrawal `failed` when the exchange or the gateway refused it. */
         Reason: {
             code: components["schemas"]["ErrorCode"];
             detail: string;
@@ -656,6 +689,8 @@ export interface components {
             timestamp: components["schemas"]["Millis"];
             /** @description The client's own id of the order, when it gave one. */
             clientOrderId?: string;
+            /** @description True for a fill of a paper exchange key (simulated on live market data, docs/paper.md); absent otherwise. */
+            paper?: boolean;
         };
         Symbol: {
             asset1: string;
@@ -745,6 +780,8 @@ export interface components {
             timeInForce?: components["schemas"]["TimeInForce"];
             postOnly: boolean;
             reason?: components["schemas"]["Reason"];
+            /** @description True for an order of a paper exchange key (simulated on live market data, never sent to the exchange; docs/paper.md); absent otherwise. */
+            paper?: boolean;
         };
         Withdrawal: {
             id: string;
@@ -771,9 +808,12 @@ export interface components {
             network: string;
             tag?: string;
             exchange: components["schemas"]["Exchange"];
+            /** @description The client's own id for a withdrawal sent through the gateway; absent when it gave none, and for withdrawals made outside the gateway. */
             clientWithdrawalId?: string;
             exchangeId?: string;
             rawStatus: string;
+            /** @description Why a withdrawal read back with status `failed` was refused or found never made; its `amount` is what was asked for and its `totalAmount` 0 (nothing left the account). */
+            reason?: components["schemas"]["Reason"];
         };
         Deposit: {
             id: string;
@@ -877,11 +917,38 @@ export interface components {
             /** @description Null when the network has no memo or tag. */
             tag: string | null;
         };
+        /** @description A client key's risk state (docs/contract.md 2.8). */
+        RiskAccount: {
+            apiKey: string;
+            /** @enum {string} */
+            state: "active" | "halted";
+            /** @description The halt's reason; null while active. */
+            reason: string | null;
+            /** @description Only the limits set; a limit not set is no limit. */
+            limits: {
+                symbols?: string[];
+                maxOrderNotional?: components["schemas"]["PlainDecimal"];
+                priceBand?: components["schemas"]["PlainDecimal"];
+                maxOpenOrders?: number;
+                dailyNotional?: components["schemas"]["PlainDecimal"];
+                dailyWithdrawal?: components["schemas"]["PlainDecimal"];
+            };
+            usage: {
+                dailyNotional: components["schemas"]["PlainDecimal"];
+                dailyWithdrawal: components["schemas"]["PlainDecimal"];
+                openOrders: number;
+            };
+            /**
+             * Format: date
+             * @description The UTC date the daily usage counts.
+             */
+            day: string;
+        };
         /**
          * @description A stable machine-readable error code; codes are never renamed, new ones may be added.
          * @enum {string}
          */
-        ErrorCode: "MISSING_API_KEY" | "INVALID_API_KEY" | "MISSING_SIGNATURE" | "INVALID_SIGNATURE" | "MISSING_TIMESTAMP" | "TIMESTAMP_OUTSIDE_WINDOW" | "REPLAYED_REQUEST" | "MISSING_EXCHANGE_KEY" | "UNKNOWN_EXCHANGE_KEY" | "PERMISSION_DENIED" | "IP_NOT_ALLOWED" | "ADDRESS_NOT_ALLOWED" | "INVALID_PARAMETER" | "UNKNOWN_SYMBOL" | "QUANTITY_TOO_SMALL" | "INSUFFICIENT_FUNDS" | "ORDER_REJECTED" | "WITHDRAWAL_REJECTED" | "RATE_LIMITED" | "EXCHANGE_ERROR" | "EXCHANGE_AUTH_FAILED" | "EXCHANGE_UNAVAILABLE" | "EXCHANGE_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "METHOD_NOT_ALLOWED" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "INTERNAL" | "NOT_IMPLEMENTED";
+        ErrorCode: "MISSING_API_KEY" | "INVALID_API_KEY" | "MISSING_SIGNATURE" | "INVALID_SIGNATURE" | "MISSING_TIMESTAMP" | "TIMESTAMP_OUTSIDE_WINDOW" | "REPLAYED_REQUEST" | "MISSING_EXCHANGE_KEY" | "UNKNOWN_EXCHANGE_KEY" | "PERMISSION_DENIED" | "IP_NOT_ALLOWED" | "ADDRESS_NOT_ALLOWED" | "RISK_LIMIT_EXCEEDED" | "TRADING_HALTED" | "INVALID_PARAMETER" | "UNKNOWN_SYMBOL" | "QUANTITY_TOO_SMALL" | "INSUFFICIENT_FUNDS" | "ORDER_REJECTED" | "WITHDRAWAL_REJECTED" | "RATE_LIMITED" | "EXCHANGE_ERROR" | "EXCHANGE_AUTH_FAILED" | "EXCHANGE_UNAVAILABLE" | "EXCHANGE_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "METHOD_NOT_ALLOWED" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "INTERNAL" | "NOT_IMPLEMENTED";
         /**
          * @description An RFC 9457 problem details object. `code` is one of ErrorCode and
          *     `status` the HTTP status; the ProblemNNN schemas narrow both to the
@@ -902,6 +969,17 @@ export interface components {
             /** @description The offending parameter, for parameter errors. */
             param?: string;
             requestId?: string;
+            /**
+             * @description RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+             * @enum {string}
+             */
+            limit?: "symbols" | "maxOrderNotional" | "priceBand" | "maxOpenOrders" | "dailyNotional" | "dailyWithdrawal";
+            /** @description RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand). */
+            value?: string;
+            /** @description RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols. */
+            max?: string;
+            /** @description TRADING_HALTED only — the reason the operator gave for the halt. */
+            reason?: string;
         };
         Problem400: components["schemas"]["Problem"] & {
             /** @constant */
@@ -919,7 +997,7 @@ export interface components {
             /** @constant */
             status?: 403;
             /** @enum {string} */
-            code?: "ADDRESS_NOT_ALLOWED" | "IP_NOT_ALLOWED" | "PERMISSION_DENIED";
+            code?: "ADDRESS_NOT_ALLOWED" | "IP_NOT_ALLOWED" | "PERMISSION_DENIED" | "RISK_LIMIT_EXCEEDED" | "TRADING_HALTED";
         };
         Problem404: components["schemas"]["Problem"] & {
             /** @constant */
@@ -1027,7 +1105,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem401"];
             };
         };
-        /** @description The exchange credential lacks the permission the route needs (PERMISSION_DENIED), the client key may not be used from the caller's IP address (IP_NOT_ALLOWED), or the withdrawal's destination is not on the exchange key's allowlist or is still on hold (ADDRESS_NOT_ALLOWED; nothing was sent to the exchange). */
+        /** @description The exchange credential lacks the permission the route needs (PERMISSION_DENIED), the client key may not be used from the caller's IP address (IP_NOT_ALLOWED), or the withdrawal's destination is not on the exchange key's allowlist or is still on hold (ADDRESS_NOT_ALLOWED; nothing was sent to the exchange), an order or withdrawal would pass a risk limit of the client key (RISK_LIMIT_EXCEEDED, with limit, value and max), or trading is halted for the key (TRADING_HALTED, with reason); docs/risk.md. Nothing was journaled or sent. */
         Forbidden: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1998,6 +2076,45 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    accountRisk: {
+        parameters: {
+            query: {
+                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                timestamp?: components["parameters"]["Timestamp"];
+                /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
+                recvWindow?: components["parameters"]["RecvWindow"];
+                /** @description Hex HMAC-SHA256 of the parameter string (see the document's description). */
+                signature: components["parameters"]["Signature"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key's risk state. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RiskAccount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];

@@ -112,7 +112,7 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 	}
 	sub := args[0]
 	if isHelp(sub) {
-		fmt.Fprintln(stdout, "usage: exgate exchange-keys add --api-key K --name N --exchange binance|kraken|gateio|sim [--key EK --secret-stdin] [--permissions P] | list --api-key K | remove --api-key K --name N | allow-address | deny-address | list-addresses")
+		fmt.Fprintln(stdout, "usage: exgate exchange-keys add --api-key K --name N --exchange binance|kraken|gateio|sim [--key EK --secret-stdin | --paper [--balances A=N,…]] [--permissions P] | list --api-key K | remove --api-key K --name N | allow-address | deny-address | list-addresses")
 		return nil
 	}
 	switch sub {
@@ -128,6 +128,8 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 	passphrase := fs.String("passphrase", "", "the exchange API passphrase, where the exchange has one; prefer --secret-stdin")
 	secretStdin := fs.Bool("secret-stdin", false, "read the exchange secret from the first line of standard input and the passphrase, if any, from the second")
 	perms := fs.String("permissions", "read,trade", "comma-separated: read, trade, withdraw")
+	paperKey := fs.Bool("paper", false, "a paper key of a real exchange: its market data, simulated orders and balances; no --key or --secret (docs/paper.md)")
+	paperBalances := fs.String("balances", "", "with --paper: the starting balances, ASSET=AMOUNT,… (default: sim's)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -153,8 +155,15 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 		if err != nil {
 			return fmt.Errorf("exchange-keys add: --permissions: %w", err)
 		}
+		if *paperBalances != "" && !*paperKey {
+			return errors.New("exchange-keys add: --balances goes with --paper")
+		}
+		balances, err := exgate.ParsePaperBalances(*paperBalances)
+		if err != nil {
+			return fmt.Errorf("exchange-keys add: --balances: %w", err)
+		}
 		cred = exgate.Credential{ClientAPIKey: *apiKey, Name: *name, Exchange: strings.ToLower(*exchange),
-			Key: *key, Secret: *secret, Passphrase: *passphrase, Permissions: ps}
+			Key: *key, Secret: *secret, Passphrase: *passphrase, Permissions: ps, Paper: *paperKey, PaperBalances: balances}
 		if err := cred.Check(); err != nil {
 			if e, ok := errors.AsType[*exgate.Error](err); ok && e.Param != "" {
 				return fmt.Errorf("exchange-keys add: --%s: %s", e.Param, e.Detail)
@@ -187,7 +196,7 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 		}
 		// The exchange's key, secret and passphrase stay out of the trail.
 		if err := auditAdmin(ctx, st, "exchange-keys add", c.ClientAPIKey, c.Name, map[string]string{
-			"exchange": c.Exchange, "permissions": exgate.FormatPermissions(c.Permissions)}); err != nil {
+			"exchange": c.Exchange, "permissions": exgate.FormatPermissions(c.Permissions), "paper": strconv.FormatBool(c.Paper)}); err != nil {
 			return err
 		}
 		return writeJSONLine(stdout, toCredentialOutput(c))

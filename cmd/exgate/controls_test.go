@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -228,10 +229,15 @@ func TestReadyzFailsOnMasterKey(t *testing.T) {
 	}
 }
 
-// TestDemoIsAudited: the keys the demo creates are admin changes too.
+// TestDemoIsAudited: the keys the demo creates are admin changes too. It
+// holds the demo's console port (if free) while it runs, so that it passes
+// while a user's own `exgate demo` serves there: tests use ephemeral ports.
 func TestDemoIsAudited(t *testing.T) {
+	if ln, err := net.Listen("tcp", demoConsoleAddr); err == nil {
+		defer ln.Close()
+	}
 	dir := t.TempDir()
-	out, errc := startServer(t, nil, "demo", "--addr", "127.0.0.1:0", "--data-dir", dir)
+	out, errc := startServer(t, nil, "demo", "--addr", "127.0.0.1:0", "--console-addr", "127.0.0.1:0", "--data-dir", dir)
 	waitFor(t, out, regexp.MustCompile(`exgate listening`), errc)
 	var actions []string
 	for _, r := range jsonLines(t, mustRun(t, map[string]string{"EXGATE_DATA_DIR": dir}, "audit")) {

@@ -146,6 +146,11 @@ func (d *doctor) checkCredential(ctx context.Context, c exgate.Credential, ex ex
 		d.ok(what, "sim: nothing to check")
 		return
 	}
+	if c.Paper {
+		// A paper key has no exchange key: nothing signed to check.
+		d.ok(what, "paper key on %s: nothing signed to check (market data only)", c.Exchange)
+		return
+	}
 	if ex == nil {
 		d.fail(what, "exchange %q is not enabled on this gateway", c.Exchange)
 		return
@@ -157,7 +162,7 @@ func (d *doctor) checkCredential(ctx context.Context, c exgate.Credential, ex ex
 		d.fail(what, "%s refused the credential: %v", c.Exchange, err)
 		return
 	}
-	rr, ok := ex.(rightsReader)
+	rr, ok := exgate.Ability[rightsReader](ex)
 	if !ok {
 		d.ok(what, "%s accepts the credential; its permissions: not available from %s", c.Exchange, c.Exchange)
 		return

@@ -40,6 +40,10 @@ commands:
   exchange-keys allow-address --api-key K --name N --asset A --network NW --address X [--tag T] [--hold 24h]
   exchange-keys deny-address --api-key K --name N --asset A --network NW --address X [--tag T]
   exchange-keys list-addresses --api-key K --name N
+  risk set --api-key K [--max-order-notional USD] [--max-open-orders N] [--price-band PCT] [--daily-notional USD] [--daily-withdrawal USD] [--symbols BASE/QUOTE,...] [--clear NAME,...]
+  risk show [--api-key K]     limits, today's usage and halt of each key, one JSON object a line
+  risk halt (--api-key K | --all) [--cancel-open] [--reason TEXT]   the kill switch: refuse new orders and withdrawals
+  risk resume (--api-key K | --all)   end a halt
   audit [--api-key K] [--since RFC3339] [--limit N]   the audit trail, newest first
   console-login [--console-addr A | --console-url U]   print a one-time login link for the web console (10 minutes)
   doctor                      check the store, Redis, each exchange's reachability and clock, each exchange key
@@ -76,6 +80,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runExchangeKeys(ctx, rest, getenv, stdin, stdout, stderr)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout, stderr)
+	case "risk":
+		return runRisk(ctx, rest, getenv, stdout, stderr)
 	case "console-login":
 		return runConsoleLogin(ctx, rest, getenv, stdout, stderr)
 	case "doctor":

@@ -109,6 +109,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go jr.Run(ctx)
+	go g.Risk.Run(ctx)
+	go g.RunPaper(ctx)
 	if cfg.PprofAddr != "" {
 		go servePprof(ctx, cfg.PprofAddr, log)
 	}

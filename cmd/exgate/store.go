@@ -25,6 +25,10 @@ type credentialOutput struct {
 	Key         string              `json:"key,omitempty"`
 	Permissions []exgate.Permission `json:"permissions"`
 	CreatedAt   time.Time           `json:"createdAt"`
+	// Paper marks a paper key (docs/contract.md 2.9), with the starting
+	// balances it was given ("BTC=1,USDT=10000"; absent: sim's).
+	Paper         bool   `json:"paper,omitempty"`
+	PaperBalances string `json:"paperBalances,omitempty"`
 }
 
 func toCredentialOutput(c exgate.Credential) credentialOutput {
@@ -37,5 +41,6 @@ func toCredentialOutput(c exgate.Credential) credentialOutput {
 			out = append(out, p)
 		}
 	}
-	return credentialOutput{Name: c.Name, Exchange: c.Exchange, Key: c.Key, Permissions: out, CreatedAt: c.CreatedAt}
+	return credentialOutput{Name: c.Name, Exchange: c.Exchange, Key: c.Key, Permissions: out, CreatedAt: c.CreatedAt,
+		Paper: c.Paper, PaperBalances: exgate.FormatPaperBalances(c.PaperBalances)}
 }

@@ -128,7 +128,12 @@ func (e *Exchange) open(ctx context.Context, cred exgate.Credential) error {
 	if _, ok := e.opened.Load(cred.ID); ok {
 		return nil
 	}
-	err := e.ledger.EnsureSimAccount(ctx, cred.ID, InitialBalances())
+	initial := InitialBalances()
+	if cred.Paper && cred.PaperBalances != nil {
+		// A paper key given --balances (docs/contract.md 2.9).
+		initial = cred.PaperBalances
+	}
+	err := e.ledger.EnsureSimAccount(ctx, cred.ID, initial)
 	if errors.Is(err, exgate.ErrNotFound) {
 		// The exchange key was removed while this request was under way
 		// (the gateway caches keys briefly): refused as the next request

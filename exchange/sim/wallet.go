@@ -173,34 +173,54 @@ func (e *Exchange) RecentDeposits(ctx context.Context, cred exgate.Credential, f
 	return out, nil
 }
 
-// Withdraw checks the address and tag for the network, then debits amount
-// plus the network's fee atomically. The withdrawal completes at once.
-func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exgate.WithdrawalRequest) (exgate.Withdrawal, error) {
+// CheckWithdrawal refuses a withdrawal whose parameters are malformed: an
+// unknown asset or network, an address not of the network's format, a
+// missing or needless tag, an amount that is not positive or has too many
+// decimals (exgate.WithdrawalChecker). The journal asks before it records
+// the withdrawal; Withdraw checks the same.
+func (e *Exchange) CheckWithdrawal(_ context.Context, _ exgate.Credential, req exgate.WithdrawalRequest) error {
+	_, _, err := e.checkWithdrawal(req)
+	return err
+}
+
+func (e *Exchange) checkWithdrawal(req exgate.WithdrawalRequest) (*asset, *network, error) {
 	a, n, err := e.network(req.Asset, req.Network)
 	if err != nil {
-		return exgate.Withdrawal{}, err
+		return a, n, err
 	}
 	if err := validAddress(n.Format, req.Address); err != nil {
-		return exgate.Withdrawal{}, exgate.ParamError("address", "%q is not a %s address on the %s network: %v", req.Address, req.Asset, n.Code, err)
+		return a, n, exgate.ParamError("address", "%q is not a %s address on the %s network: %v", req.Address, req.Asset, n.Code, err)
 	}
 	switch {
 	case n.Format == formatRipple && req.Tag == "":
-		return exgate.Withdrawal{}, exgate.ParamError("tag", "withdrawals on the %s network need a destination tag", n.Code)
+		return a, n, exgate.ParamError("tag", "withdrawals on the %s network need a destination tag", n.Code)
 	case n.Format == formatRipple:
 		if err := validTag(req.Tag); err != nil {
-			return exgate.Withdrawal{}, exgate.ParamError("tag", "destination tag %q: %v", req.Tag, err)
+			return a, n, exgate.ParamError("tag", "destination tag %q: %v", req.Tag, err)
 		}
 	case req.Tag != "":
-		return exgate.Withdrawal{}, exgate.ParamError("tag", "the %s network has no tag or memo", n.Code)
+		return a, n, exgate.ParamError("tag", "the %s network has no tag or memo", n.Code)
+	}
+	switch {
+	case !req.Amount.IsPositive():
+		return a, n, exgate.ParamError("amount", "amount must be positive, not %s", req.Amount)
+	case !req.Amount.Equal(req.Amount.RoundDown(a.Precision)):
+		return a, n, exgate.ParamError("amount", "%s amounts have at most %d decimals, not %s", a.Code, a.Precision, req.Amount)
+	}
+	return a, n, nil
+}
+
+// Withdraw checks the address and tag for the network, then debits amount
+// plus the network's fee atomically. The withdrawal completes at once.
+func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exgate.WithdrawalRequest) (exgate.Withdrawal, error) {
+	a, n, err := e.checkWithdrawal(req)
+	if err != nil {
+		return exgate.Withdrawal{}, err
 	}
 	minimum := decimal.RequireFromString(n.MinWithdrawal)
 	switch {
 	case req.ClientWithdrawalID == "":
 		return exgate.Withdrawal{}, exgate.ParamError("clientWithdrawalId", "sim needs a client withdrawal id")
-	case !req.Amount.IsPositive():
-		return exgate.Withdrawal{}, exgate.ParamError("amount", "amount must be positive, not %s", req.Amount)
-	case !req.Amount.Equal(req.Amount.RoundDown(a.Precision)):
-		return exgate.Withdrawal{}, exgate.ParamError("amount", "%s amounts have at most %d decimals, not %s", a.Code, a.Precision, req.Amount)
 	case req.Amount.LessThan(minimum):
 		return exgate.Withdrawal{}, exgate.Errorf(exgate.CodeWithdrawalRejected,
 			"the minimum withdrawal of %s on the %s network is %s, not %s", a.Code, n.Code, minimum, req.Amount)

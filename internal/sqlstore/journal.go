@@ -28,11 +28,21 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 	if in.NextDue.IsZero() {
 		in.NextDue = in.CreatedAt
 	}
-	err := s.exec(ctx, exgate.ErrConflict, `INSERT INTO intents (`+intentColumns+`)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		err := execOne(ctx, tx, exgate.ErrConflict, `INSERT INTO intents (`+intentColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING`,
-		in.ID, string(in.Kind), in.ClientAPIKey, in.CredentialID, in.CredentialName, in.Exchange,
-		in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), in.Status,
-		nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts)
+			in.ID, string(in.Kind), in.ClientAPIKey, in.CredentialID, in.CredentialName, in.Exchange,
+			in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), in.Status,
+			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts)
+		if err != nil || in.Risk == nil {
+			return err
+		}
+		// The reservation commits with the intent or not at all (risk.go).
+		return s.reserveRisk(ctx, tx, in)
+	})
+	if e, ok := errors.AsType[*exgate.Error](err); ok && e.Code == exgate.CodeRiskLimitExceeded {
+		return e
+	}
 	if err != nil {
 		return s.fail("create intent "+in.ID, err)
 	}
@@ -65,9 +75,16 @@ func (s *Store) IntentByClientRef(ctx context.Context, apiKey string, kind exgat
 
 // UpdateIntent implements exgate.Store.
 func (s *Store) UpdateIntent(ctx context.Context, id string, state exgate.IntentState, status int, response []byte) error {
-	err := s.exec(ctx, exgate.ErrNotFound,
-		`UPDATE intents SET state = $1, status = $2, response = $3, updated_at = $4 WHERE id = $5`,
-		string(state), status, nilIfEmpty(response), unixNano(s.now()), id)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		err := execOne(ctx, tx, exgate.ErrNotFound,
+			`UPDATE intents SET state = $1, status = $2, response = $3, updated_at = $4 WHERE id = $5`,
+			string(state), status, nilIfEmpty(response), unixNano(s.now()), id)
+		if err != nil {
+			return err
+		}
+		// The answer settles the intent's risk reservation, if any (risk.go).
+		return s.settleRisk(ctx, tx, id, state, status, response)
+	})
 	if err != nil {
 		return s.fail("update intent "+id, err)
 	}

@@ -126,10 +126,10 @@ func (s *Store) AddCredential(ctx context.Context, c exgate.Credential) (exgate.
 		// The sealed columns are bound to the id, known only after the
 		// insert: write empty values, then the sealed ones.
 		err = tx.QueryRowContext(ctx, `INSERT INTO credentials
-			(client_api_key, name, exchange, exchange_key, secret, passphrase, permissions, created_at)
-			VALUES ($1, $2, $3, $4, $5, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING id`,
+			(client_api_key, name, exchange, exchange_key, secret, passphrase, permissions, created_at, paper, paper_balances)
+			VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING id`,
 			c.ClientAPIKey, c.Name, c.Exchange, c.Key, []byte{}, exgate.FormatPermissions(c.Permissions),
-			unixNano(c.CreatedAt),
+			unixNano(c.CreatedAt), c.Paper, exgate.FormatPaperBalances(c.PaperBalances),
 		).Scan(&c.ID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return exgate.ErrConflict
@@ -153,15 +153,18 @@ func (s *Store) Credential(ctx context.Context, apiKey, name string) (exgate.Cre
 	var (
 		c                  = exgate.Credential{ClientAPIKey: apiKey, Name: name}
 		secret, passphrase []byte
-		perms              string
+		perms, balances    string
 		created            int64
 	)
 	what := fmt.Sprintf("credential %q", name)
-	err := s.read.QueryRowContext(ctx, `SELECT id, exchange, exchange_key, secret, passphrase, permissions, created_at
+	err := s.read.QueryRowContext(ctx, `SELECT id, exchange, exchange_key, secret, passphrase, permissions, created_at, paper, paper_balances
 		FROM credentials WHERE client_api_key = $1 AND name = $2`, apiKey, name,
-	).Scan(&c.ID, &c.Exchange, &c.Key, &secret, &passphrase, &perms, &created)
+	).Scan(&c.ID, &c.Exchange, &c.Key, &secret, &passphrase, &perms, &created, &c.Paper, &balances)
 	if err != nil {
 		return exgate.Credential{}, s.fail(what, noRow(err))
+	}
+	if c.PaperBalances, err = exgate.ParsePaperBalances(balances); err != nil {
+		return exgate.Credential{}, s.fail(what+": stored paper balances", err)
 	}
 	plain, err := s.box.Open(secret, credentialAD("secret", c.ID, apiKey))
 	if err != nil {
@@ -182,23 +185,26 @@ func (s *Store) Credential(ctx context.Context, apiKey, name string) (exgate.Cre
 
 // ListCredentials implements exgate.Store.
 func (s *Store) ListCredentials(ctx context.Context, apiKey string) ([]exgate.Credential, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id, name, exchange, exchange_key, permissions, created_at
+	rows, err := s.read.QueryContext(ctx, `SELECT id, name, exchange, exchange_key, permissions, created_at, paper, paper_balances
 		FROM credentials WHERE client_api_key = $1 ORDER BY name`, apiKey)
 	if err != nil {
 		return nil, s.fail("list credentials", err)
 	}
 	out, err := collect(rows, func(rows *sql.Rows) (exgate.Credential, error) {
 		var (
-			c       = exgate.Credential{ClientAPIKey: apiKey}
-			perms   string
-			created int64
+			c               = exgate.Credential{ClientAPIKey: apiKey}
+			perms, balances string
+			created         int64
 		)
-		if err := rows.Scan(&c.ID, &c.Name, &c.Exchange, &c.Key, &perms, &created); err != nil {
+		if err := rows.Scan(&c.ID, &c.Name, &c.Exchange, &c.Key, &perms, &created, &c.Paper, &balances); err != nil {
 			return c, err
 		}
 		var err error
 		if c.Permissions, err = exgate.ParsePermissions(perms); err != nil {
 			return c, fmt.Errorf("%q: stored permissions: %w", c.Name, err)
+		}
+		if c.PaperBalances, err = exgate.ParsePaperBalances(balances); err != nil {
+			return c, fmt.Errorf("%q: stored paper balances: %w", c.Name, err)
 		}
 		c.CreatedAt = fromUnixNano(created)
 		return c, nil

@@ -89,3 +89,32 @@ func (s *Store) SimOpenOperations(ctx context.Context, credentialID int64) ([]ex
 	}
 	return out, nil
 }
+
+// PaperCredentialsResting implements exgate.Store: the paper keys of an
+// exchange that have a resting order, for the paper exchange's watcher.
+// Their secrets are not read: a paper key has none.
+func (s *Store) PaperCredentialsResting(ctx context.Context, exchange string) ([]exgate.Credential, error) {
+	what := "paper keys with resting orders on " + exchange
+	rows, err := s.read.QueryContext(ctx, `SELECT c.id, c.client_api_key, c.name, c.paper_balances
+		FROM credentials c
+		WHERE c.paper AND c.exchange = $1
+		  AND EXISTS (SELECT 1 FROM sim_open_operations p WHERE p.credential_id = c.id)
+		ORDER BY c.id`, exchange)
+	if err != nil {
+		return nil, s.fail(what, err)
+	}
+	out, err := collect(rows, func(rows *sql.Rows) (exgate.Credential, error) {
+		c := exgate.Credential{Exchange: exchange, Paper: true}
+		var balances string
+		if err := rows.Scan(&c.ID, &c.ClientAPIKey, &c.Name, &balances); err != nil {
+			return c, err
+		}
+		var err error
+		c.PaperBalances, err = exgate.ParsePaperBalances(balances)
+		return c, err
+	})
+	if err != nil {
+		return nil, s.fail(what, err)
+	}
+	return out, nil
+}

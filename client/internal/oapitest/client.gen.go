@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for ErrorCode.
@@ -43,7 +44,9 @@ const (
 	ErrorCodeQUANTITYTOOSMALL       ErrorCode = "QUANTITY_TOO_SMALL"
 	ErrorCodeRATELIMITED            ErrorCode = "RATE_LIMITED"
 	ErrorCodeREPLAYEDREQUEST        ErrorCode = "REPLAYED_REQUEST"
+	ErrorCodeRISKLIMITEXCEEDED      ErrorCode = "RISK_LIMIT_EXCEEDED"
 	ErrorCodeTIMESTAMPOUTSIDEWINDOW ErrorCode = "TIMESTAMP_OUTSIDE_WINDOW"
+	ErrorCodeTRADINGHALTED          ErrorCode = "TRADING_HALTED"
 	ErrorCodeUNKNOWNEXCHANGEKEY     ErrorCode = "UNKNOWN_EXCHANGE_KEY"
 	ErrorCodeUNKNOWNSYMBOL          ErrorCode = "UNKNOWN_SYMBOL"
 	ErrorCodeUNSUPPORTEDMEDIATYPE   ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
@@ -103,7 +106,11 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeREPLAYEDREQUEST:
 		return true
+	case ErrorCodeRISKLIMITEXCEEDED:
+		return true
 	case ErrorCodeTIMESTAMPOUTSIDEWINDOW:
+		return true
+	case ErrorCodeTRADINGHALTED:
 		return true
 	case ErrorCodeUNKNOWNEXCHANGEKEY:
 		return true
@@ -265,6 +272,36 @@ func (e OrderTimeoutProblemCode) Valid() bool {
 	}
 }
 
+// Defines values for OrderTimeoutProblemLimit.
+const (
+	OrderTimeoutProblemLimitDailyNotional    OrderTimeoutProblemLimit = "dailyNotional"
+	OrderTimeoutProblemLimitDailyWithdrawal  OrderTimeoutProblemLimit = "dailyWithdrawal"
+	OrderTimeoutProblemLimitMaxOpenOrders    OrderTimeoutProblemLimit = "maxOpenOrders"
+	OrderTimeoutProblemLimitMaxOrderNotional OrderTimeoutProblemLimit = "maxOrderNotional"
+	OrderTimeoutProblemLimitPriceBand        OrderTimeoutProblemLimit = "priceBand"
+	OrderTimeoutProblemLimitSymbols          OrderTimeoutProblemLimit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the OrderTimeoutProblemLimit enum.
+func (e OrderTimeoutProblemLimit) Valid() bool {
+	switch e {
+	case OrderTimeoutProblemLimitDailyNotional:
+		return true
+	case OrderTimeoutProblemLimitDailyWithdrawal:
+		return true
+	case OrderTimeoutProblemLimitMaxOpenOrders:
+		return true
+	case OrderTimeoutProblemLimitMaxOrderNotional:
+		return true
+	case OrderTimeoutProblemLimitPriceBand:
+		return true
+	case OrderTimeoutProblemLimitSymbols:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderTimeoutProblemStatus.
 const (
 	OrderTimeoutProblemStatusN504 OrderTimeoutProblemStatus = 504
@@ -274,6 +311,36 @@ const (
 func (e OrderTimeoutProblemStatus) Valid() bool {
 	switch e {
 	case OrderTimeoutProblemStatusN504:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemLimit.
+const (
+	ProblemLimitDailyNotional    ProblemLimit = "dailyNotional"
+	ProblemLimitDailyWithdrawal  ProblemLimit = "dailyWithdrawal"
+	ProblemLimitMaxOpenOrders    ProblemLimit = "maxOpenOrders"
+	ProblemLimitMaxOrderNotional ProblemLimit = "maxOrderNotional"
+	ProblemLimitPriceBand        ProblemLimit = "priceBand"
+	ProblemLimitSymbols          ProblemLimit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the ProblemLimit enum.
+func (e ProblemLimit) Valid() bool {
+	switch e {
+	case ProblemLimitDailyNotional:
+		return true
+	case ProblemLimitDailyWithdrawal:
+		return true
+	case ProblemLimitMaxOpenOrders:
+		return true
+	case ProblemLimitMaxOrderNotional:
+		return true
+	case ProblemLimitPriceBand:
+		return true
+	case ProblemLimitSymbols:
 		return true
 	default:
 		return false
@@ -295,6 +362,36 @@ func (e Problem400Code) Valid() bool {
 	case Problem400CodeMISSINGEXCHANGEKEY:
 		return true
 	case Problem400CodeUNKNOWNSYMBOL:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Problem400Limit.
+const (
+	Problem400LimitDailyNotional    Problem400Limit = "dailyNotional"
+	Problem400LimitDailyWithdrawal  Problem400Limit = "dailyWithdrawal"
+	Problem400LimitMaxOpenOrders    Problem400Limit = "maxOpenOrders"
+	Problem400LimitMaxOrderNotional Problem400Limit = "maxOrderNotional"
+	Problem400LimitPriceBand        Problem400Limit = "priceBand"
+	Problem400LimitSymbols          Problem400Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem400Limit enum.
+func (e Problem400Limit) Valid() bool {
+	switch e {
+	case Problem400LimitDailyNotional:
+		return true
+	case Problem400LimitDailyWithdrawal:
+		return true
+	case Problem400LimitMaxOpenOrders:
+		return true
+	case Problem400LimitMaxOrderNotional:
+		return true
+	case Problem400LimitPriceBand:
+		return true
+	case Problem400LimitSymbols:
 		return true
 	default:
 		return false
@@ -349,6 +446,36 @@ func (e Problem401Code) Valid() bool {
 	}
 }
 
+// Defines values for Problem401Limit.
+const (
+	Problem401LimitDailyNotional    Problem401Limit = "dailyNotional"
+	Problem401LimitDailyWithdrawal  Problem401Limit = "dailyWithdrawal"
+	Problem401LimitMaxOpenOrders    Problem401Limit = "maxOpenOrders"
+	Problem401LimitMaxOrderNotional Problem401Limit = "maxOrderNotional"
+	Problem401LimitPriceBand        Problem401Limit = "priceBand"
+	Problem401LimitSymbols          Problem401Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem401Limit enum.
+func (e Problem401Limit) Valid() bool {
+	switch e {
+	case Problem401LimitDailyNotional:
+		return true
+	case Problem401LimitDailyWithdrawal:
+		return true
+	case Problem401LimitMaxOpenOrders:
+		return true
+	case Problem401LimitMaxOrderNotional:
+		return true
+	case Problem401LimitPriceBand:
+		return true
+	case Problem401LimitSymbols:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Problem401Status.
 const (
 	N401 Problem401Status = 401
@@ -369,6 +496,8 @@ const (
 	Problem403CodeADDRESSNOTALLOWED Problem403Code = "ADDRESS_NOT_ALLOWED"
 	Problem403CodeIPNOTALLOWED      Problem403Code = "IP_NOT_ALLOWED"
 	Problem403CodePERMISSIONDENIED  Problem403Code = "PERMISSION_DENIED"
+	Problem403CodeRISKLIMITEXCEEDED Problem403Code = "RISK_LIMIT_EXCEEDED"
+	Problem403CodeTRADINGHALTED     Problem403Code = "TRADING_HALTED"
 )
 
 // Valid indicates whether the value is a known member of the Problem403Code enum.
@@ -379,6 +508,40 @@ func (e Problem403Code) Valid() bool {
 	case Problem403CodeIPNOTALLOWED:
 		return true
 	case Problem403CodePERMISSIONDENIED:
+		return true
+	case Problem403CodeRISKLIMITEXCEEDED:
+		return true
+	case Problem403CodeTRADINGHALTED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Problem403Limit.
+const (
+	Problem403LimitDailyNotional    Problem403Limit = "dailyNotional"
+	Problem403LimitDailyWithdrawal  Problem403Limit = "dailyWithdrawal"
+	Problem403LimitMaxOpenOrders    Problem403Limit = "maxOpenOrders"
+	Problem403LimitMaxOrderNotional Problem403Limit = "maxOrderNotional"
+	Problem403LimitPriceBand        Problem403Limit = "priceBand"
+	Problem403LimitSymbols          Problem403Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem403Limit enum.
+func (e Problem403Limit) Valid() bool {
+	switch e {
+	case Problem403LimitDailyNotional:
+		return true
+	case Problem403LimitDailyWithdrawal:
+		return true
+	case Problem403LimitMaxOpenOrders:
+		return true
+	case Problem403LimitMaxOrderNotional:
+		return true
+	case Problem403LimitPriceBand:
+		return true
+	case Problem403LimitSymbols:
 		return true
 	default:
 		return false
@@ -418,6 +581,36 @@ func (e Problem404Code) Valid() bool {
 	}
 }
 
+// Defines values for Problem404Limit.
+const (
+	Problem404LimitDailyNotional    Problem404Limit = "dailyNotional"
+	Problem404LimitDailyWithdrawal  Problem404Limit = "dailyWithdrawal"
+	Problem404LimitMaxOpenOrders    Problem404Limit = "maxOpenOrders"
+	Problem404LimitMaxOrderNotional Problem404Limit = "maxOrderNotional"
+	Problem404LimitPriceBand        Problem404Limit = "priceBand"
+	Problem404LimitSymbols          Problem404Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem404Limit enum.
+func (e Problem404Limit) Valid() bool {
+	switch e {
+	case Problem404LimitDailyNotional:
+		return true
+	case Problem404LimitDailyWithdrawal:
+		return true
+	case Problem404LimitMaxOpenOrders:
+		return true
+	case Problem404LimitMaxOrderNotional:
+		return true
+	case Problem404LimitPriceBand:
+		return true
+	case Problem404LimitSymbols:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Problem404Status.
 const (
 	N404 Problem404Status = 404
@@ -442,6 +635,36 @@ const (
 func (e Problem405Code) Valid() bool {
 	switch e {
 	case Problem405CodeMETHODNOTALLOWED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Problem405Limit.
+const (
+	Problem405LimitDailyNotional    Problem405Limit = "dailyNotional"
+	Problem405LimitDailyWithdrawal  Problem405Limit = "dailyWithdrawal"
+	Problem405LimitMaxOpenOrders    Problem405Limit = "maxOpenOrders"
+	Problem405LimitMaxOrderNotional Problem405Limit = "maxOrderNotional"
+	Problem405LimitPriceBand        Problem405Limit = "priceBand"
+	Problem405LimitSymbols          Problem405Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem405Limit enum.
+func (e Problem405Limit) Valid() bool {
+	switch e {
+	case Problem405LimitDailyNotional:
+		return true
+	case Problem405LimitDailyWithdrawal:
+		return true
+	case Problem405LimitMaxOpenOrders:
+		return true
+	case Problem405LimitMaxOrderNotional:
+		return true
+	case Problem405LimitPriceBand:
+		return true
+	case Problem405LimitSymbols:
 		return true
 	default:
 		return false
@@ -478,6 +701,36 @@ func (e Problem409Code) Valid() bool {
 	}
 }
 
+// Defines values for Problem409Limit.
+const (
+	Problem409LimitDailyNotional    Problem409Limit = "dailyNotional"
+	Problem409LimitDailyWithdrawal  Problem409Limit = "dailyWithdrawal"
+	Problem409LimitMaxOpenOrders    Problem409Limit = "maxOpenOrders"
+	Problem409LimitMaxOrderNotional Problem409Limit = "maxOrderNotional"
+	Problem409LimitPriceBand        Problem409Limit = "priceBand"
+	Problem409LimitSymbols          Problem409Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem409Limit enum.
+func (e Problem409Limit) Valid() bool {
+	switch e {
+	case Problem409LimitDailyNotional:
+		return true
+	case Problem409LimitDailyWithdrawal:
+		return true
+	case Problem409LimitMaxOpenOrders:
+		return true
+	case Problem409LimitMaxOrderNotional:
+		return true
+	case Problem409LimitPriceBand:
+		return true
+	case Problem409LimitSymbols:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Problem409Status.
 const (
 	N409 Problem409Status = 409
@@ -508,6 +761,36 @@ func (e Problem413Code) Valid() bool {
 	}
 }
 
+// Defines values for Problem413Limit.
+const (
+	Problem413LimitDailyNotional    Problem413Limit = "dailyNotional"
+	Problem413LimitDailyWithdrawal  Problem413Limit = "dailyWithdrawal"
+	Problem413LimitMaxOpenOrders    Problem413Limit = "maxOpenOrders"
+	Problem413LimitMaxOrderNotional Problem413Limit = "maxOrderNotional"
+	Problem413LimitPriceBand        Problem413Limit = "priceBand"
+	Problem413LimitSymbols          Problem413Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem413Limit enum.
+func (e Problem413Limit) Valid() bool {
+	switch e {
+	case Problem413LimitDailyNotional:
+		return true
+	case Problem413LimitDailyWithdrawal:
+		return true
+	case Problem413LimitMaxOpenOrders:
+		return true
+	case Problem413LimitMaxOrderNotional:
+		return true
+	case Problem413LimitPriceBand:
+		return true
+	case Problem413LimitSymbols:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Problem413Status.
 const (
 	N413 Problem413Status = 413
@@ -532,6 +815,36 @@ const (
 func (e Problem415Code) Valid() bool {
 	switch e {
 	case Problem415CodeUNSUPPORTEDMEDIATYPE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Problem415Limit.
+const (
+	Problem415LimitDailyNotional    Problem415Limit = "dailyNotional"
+	Problem415LimitDailyWithdrawal  Problem415Limit = "dailyWithdrawal"
+	Problem415LimitMaxOpenOrders    Problem415Limit = "maxOpenOrders"
+	Problem415LimitMaxOrderNotional Problem415Limit = "maxOrderNotional"
+	Problem415LimitPriceBand        Problem415Limit = "priceBand"
+	Problem415LimitSymbols          Problem415Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem415Limit enum.
+func (e Problem415Limit) Valid() bool {
+	switch e {
+	case Problem415LimitDailyNotional:
+		return true
+	case Problem415LimitDailyWithdrawal:
+		return true
+	case Problem415LimitMaxOpenOrders:
+		return true
+	case Problem415LimitMaxOrderNotional:
+		return true
+	case Problem415LimitPriceBand:
+		return true
+	case Problem415LimitSymbols:
 		return true
 	default:
 		return false
@@ -577,6 +890,36 @@ func (e Problem422Code) Valid() bool {
 	}
 }
 
+// Defines values for Problem422Limit.
+const (
+	Problem422LimitDailyNotional    Problem422Limit = "dailyNotional"
+	Problem422LimitDailyWithdrawal  Problem422Limit = "dailyWithdrawal"
+	Problem422LimitMaxOpenOrders    Problem422Limit = "maxOpenOrders"
+	Problem422LimitMaxOrderNotional Problem422Limit = "maxOrderNotional"
+	Problem422LimitPriceBand        Problem422Limit = "priceBand"
+	Problem422LimitSymbols          Problem422Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem422Limit enum.
+func (e Problem422Limit) Valid() bool {
+	switch e {
+	case Problem422LimitDailyNotional:
+		return true
+	case Problem422LimitDailyWithdrawal:
+		return true
+	case Problem422LimitMaxOpenOrders:
+		return true
+	case Problem422LimitMaxOrderNotional:
+		return true
+	case Problem422LimitPriceBand:
+		return true
+	case Problem422LimitSymbols:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Problem422Status.
 const (
 	N422 Problem422Status = 422
@@ -601,6 +944,36 @@ const (
 func (e Problem429Code) Valid() bool {
 	switch e {
 	case Problem429CodeRATELIMITED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Problem429Limit.
+const (
+	Problem429LimitDailyNotional    Problem429Limit = "dailyNotional"
+	Problem429LimitDailyWithdrawal  Problem429Limit = "dailyWithdrawal"
+	Problem429LimitMaxOpenOrders    Problem429Limit = "maxOpenOrders"
+	Problem429LimitMaxOrderNotional Problem429Limit = "maxOrderNotional"
+	Problem429LimitPriceBand        Problem429Limit = "priceBand"
+	Problem429LimitSymbols          Problem429Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem429Limit enum.
+func (e Problem429Limit) Valid() bool {
+	switch e {
+	case Problem429LimitDailyNotional:
+		return true
+	case Problem429LimitDailyWithdrawal:
+		return true
+	case Problem429LimitMaxOpenOrders:
+		return true
+	case Problem429LimitMaxOrderNotional:
+		return true
+	case Problem429LimitPriceBand:
+		return true
+	case Problem429LimitSymbols:
 		return true
 	default:
 		return false
@@ -637,6 +1010,36 @@ func (e Problem500Code) Valid() bool {
 	}
 }
 
+// Defines values for Problem500Limit.
+const (
+	Problem500LimitDailyNotional    Problem500Limit = "dailyNotional"
+	Problem500LimitDailyWithdrawal  Problem500Limit = "dailyWithdrawal"
+	Problem500LimitMaxOpenOrders    Problem500Limit = "maxOpenOrders"
+	Problem500LimitMaxOrderNotional Problem500Limit = "maxOrderNotional"
+	Problem500LimitPriceBand        Problem500Limit = "priceBand"
+	Problem500LimitSymbols          Problem500Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem500Limit enum.
+func (e Problem500Limit) Valid() bool {
+	switch e {
+	case Problem500LimitDailyNotional:
+		return true
+	case Problem500LimitDailyWithdrawal:
+		return true
+	case Problem500LimitMaxOpenOrders:
+		return true
+	case Problem500LimitMaxOrderNotional:
+		return true
+	case Problem500LimitPriceBand:
+		return true
+	case Problem500LimitSymbols:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Problem500Status.
 const (
 	N500 Problem500Status = 500
@@ -661,6 +1064,36 @@ const (
 func (e Problem501Code) Valid() bool {
 	switch e {
 	case Problem501CodeNOTIMPLEMENTED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Problem501Limit.
+const (
+	Problem501LimitDailyNotional    Problem501Limit = "dailyNotional"
+	Problem501LimitDailyWithdrawal  Problem501Limit = "dailyWithdrawal"
+	Problem501LimitMaxOpenOrders    Problem501Limit = "maxOpenOrders"
+	Problem501LimitMaxOrderNotional Problem501Limit = "maxOrderNotional"
+	Problem501LimitPriceBand        Problem501Limit = "priceBand"
+	Problem501LimitSymbols          Problem501Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem501Limit enum.
+func (e Problem501Limit) Valid() bool {
+	switch e {
+	case Problem501LimitDailyNotional:
+		return true
+	case Problem501LimitDailyWithdrawal:
+		return true
+	case Problem501LimitMaxOpenOrders:
+		return true
+	case Problem501LimitMaxOrderNotional:
+		return true
+	case Problem501LimitPriceBand:
+		return true
+	case Problem501LimitSymbols:
 		return true
 	default:
 		return false
@@ -700,6 +1133,36 @@ func (e Problem502Code) Valid() bool {
 	}
 }
 
+// Defines values for Problem502Limit.
+const (
+	Problem502LimitDailyNotional    Problem502Limit = "dailyNotional"
+	Problem502LimitDailyWithdrawal  Problem502Limit = "dailyWithdrawal"
+	Problem502LimitMaxOpenOrders    Problem502Limit = "maxOpenOrders"
+	Problem502LimitMaxOrderNotional Problem502Limit = "maxOrderNotional"
+	Problem502LimitPriceBand        Problem502Limit = "priceBand"
+	Problem502LimitSymbols          Problem502Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem502Limit enum.
+func (e Problem502Limit) Valid() bool {
+	switch e {
+	case Problem502LimitDailyNotional:
+		return true
+	case Problem502LimitDailyWithdrawal:
+		return true
+	case Problem502LimitMaxOpenOrders:
+		return true
+	case Problem502LimitMaxOrderNotional:
+		return true
+	case Problem502LimitPriceBand:
+		return true
+	case Problem502LimitSymbols:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Problem502Status.
 const (
 	N502 Problem502Status = 502
@@ -724,6 +1187,36 @@ const (
 func (e Problem503Code) Valid() bool {
 	switch e {
 	case Problem503CodeEXCHANGEUNAVAILABLE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Problem503Limit.
+const (
+	Problem503LimitDailyNotional    Problem503Limit = "dailyNotional"
+	Problem503LimitDailyWithdrawal  Problem503Limit = "dailyWithdrawal"
+	Problem503LimitMaxOpenOrders    Problem503Limit = "maxOpenOrders"
+	Problem503LimitMaxOrderNotional Problem503Limit = "maxOrderNotional"
+	Problem503LimitPriceBand        Problem503Limit = "priceBand"
+	Problem503LimitSymbols          Problem503Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem503Limit enum.
+func (e Problem503Limit) Valid() bool {
+	switch e {
+	case Problem503LimitDailyNotional:
+		return true
+	case Problem503LimitDailyWithdrawal:
+		return true
+	case Problem503LimitMaxOpenOrders:
+		return true
+	case Problem503LimitMaxOrderNotional:
+		return true
+	case Problem503LimitPriceBand:
+		return true
+	case Problem503LimitSymbols:
 		return true
 	default:
 		return false
@@ -760,6 +1253,36 @@ func (e Problem504Code) Valid() bool {
 	}
 }
 
+// Defines values for Problem504Limit.
+const (
+	Problem504LimitDailyNotional    Problem504Limit = "dailyNotional"
+	Problem504LimitDailyWithdrawal  Problem504Limit = "dailyWithdrawal"
+	Problem504LimitMaxOpenOrders    Problem504Limit = "maxOpenOrders"
+	Problem504LimitMaxOrderNotional Problem504Limit = "maxOrderNotional"
+	Problem504LimitPriceBand        Problem504Limit = "priceBand"
+	Problem504LimitSymbols          Problem504Limit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the Problem504Limit enum.
+func (e Problem504Limit) Valid() bool {
+	switch e {
+	case Problem504LimitDailyNotional:
+		return true
+	case Problem504LimitDailyWithdrawal:
+		return true
+	case Problem504LimitMaxOpenOrders:
+		return true
+	case Problem504LimitMaxOrderNotional:
+		return true
+	case Problem504LimitPriceBand:
+		return true
+	case Problem504LimitSymbols:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Problem504Status.
 const (
 	Problem504StatusN504 Problem504Status = 504
@@ -769,6 +1292,24 @@ const (
 func (e Problem504Status) Valid() bool {
 	switch e {
 	case Problem504StatusN504:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RiskAccountState.
+const (
+	Active RiskAccountState = "active"
+	Halted RiskAccountState = "halted"
+)
+
+// Valid indicates whether the value is a known member of the RiskAccountState enum.
+func (e RiskAccountState) Valid() bool {
+	switch e {
+	case Active:
+		return true
+	case Halted:
 		return true
 	default:
 		return false
@@ -883,6 +1424,36 @@ const (
 func (e WithdrawalTimeoutProblemCode) Valid() bool {
 	switch e {
 	case WithdrawalTimeoutProblemCodeEXCHANGETIMEOUT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WithdrawalTimeoutProblemLimit.
+const (
+	WithdrawalTimeoutProblemLimitDailyNotional    WithdrawalTimeoutProblemLimit = "dailyNotional"
+	WithdrawalTimeoutProblemLimitDailyWithdrawal  WithdrawalTimeoutProblemLimit = "dailyWithdrawal"
+	WithdrawalTimeoutProblemLimitMaxOpenOrders    WithdrawalTimeoutProblemLimit = "maxOpenOrders"
+	WithdrawalTimeoutProblemLimitMaxOrderNotional WithdrawalTimeoutProblemLimit = "maxOrderNotional"
+	WithdrawalTimeoutProblemLimitPriceBand        WithdrawalTimeoutProblemLimit = "priceBand"
+	WithdrawalTimeoutProblemLimitSymbols          WithdrawalTimeoutProblemLimit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the WithdrawalTimeoutProblemLimit enum.
+func (e WithdrawalTimeoutProblemLimit) Valid() bool {
+	switch e {
+	case WithdrawalTimeoutProblemLimitDailyNotional:
+		return true
+	case WithdrawalTimeoutProblemLimitDailyWithdrawal:
+		return true
+	case WithdrawalTimeoutProblemLimitMaxOpenOrders:
+		return true
+	case WithdrawalTimeoutProblemLimitMaxOrderNotional:
+		return true
+	case WithdrawalTimeoutProblemLimitPriceBand:
+		return true
+	case WithdrawalTimeoutProblemLimitSymbols:
 		return true
 	default:
 		return false
@@ -1012,6 +1583,9 @@ type Fill struct {
 
 	// OrderId The gateway's id of the order when the gateway placed it, else the exchange's.
 	OrderId string `json:"orderId"`
+
+	// Paper True for a fill of a paper exchange key (simulated on live market data, docs/paper.md); absent otherwise.
+	Paper *bool `json:"paper,omitempty"`
 
 	// Price asset2 per asset1.
 	Price float64 `json:"price"`
@@ -1173,8 +1747,11 @@ type Order struct {
 	Id string `json:"id"`
 
 	// OpenAt Milliseconds since the Unix epoch.
-	OpenAt   Millis `json:"openAt"`
-	PostOnly bool   `json:"postOnly"`
+	OpenAt Millis `json:"openAt"`
+
+	// Paper True for an order of a paper exchange key (simulated on live market data, never sent to the exchange; docs/paper.md); absent otherwise.
+	Paper    *bool `json:"paper,omitempty"`
+	PostOnly bool  `json:"postOnly"`
 
 	// Price A limit order's price in asset2 per asset1; null for a market order.
 	Price *float64 `json:"price"`
@@ -1219,21 +1796,36 @@ type OrderTimeoutProblem struct {
 	Detail string                  `json:"detail"`
 
 	// Id The gateway's id of the order.
-	Id    *string `json:"id,omitempty"`
+	Id *string `json:"id,omitempty"`
+
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *OrderTimeoutProblemLimit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max   *string `json:"max,omitempty"`
 	Order *Order  `json:"order,omitempty"`
 
 	// Param The offending parameter, for parameter errors.
-	Param     *string                   `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string                   `json:"reason,omitempty"`
 	RequestId *string                   `json:"requestId,omitempty"`
 	Status    OrderTimeoutProblemStatus `json:"status"`
 	Title     string                    `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // OrderTimeoutProblemCode defines model for OrderTimeoutProblem.Code.
 type OrderTimeoutProblemCode string
+
+// OrderTimeoutProblemLimit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type OrderTimeoutProblemLimit string
 
 // OrderTimeoutProblemStatus defines model for OrderTimeoutProblem.Status.
 type OrderTimeoutProblemStatus int
@@ -1258,8 +1850,17 @@ type Problem struct {
 	Code   ErrorCode `json:"code"`
 	Detail string    `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *ProblemLimit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string `json:"reason,omitempty"`
 	RequestId *string `json:"requestId,omitempty"`
 
 	// Status The HTTP status of the answer.
@@ -1268,25 +1869,46 @@ type Problem struct {
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
+
+// ProblemLimit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type ProblemLimit string
 
 // Problem400 defines model for Problem400.
 type Problem400 struct {
 	Code   Problem400Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem400Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem400Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem400Code defines model for Problem400.Code.
 type Problem400Code string
+
+// Problem400Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem400Limit string
 
 // Problem400Status defines model for Problem400.Status.
 type Problem400Status int
@@ -1296,18 +1918,33 @@ type Problem401 struct {
 	Code   Problem401Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem401Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem401Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem401Code defines model for Problem401.Code.
 type Problem401Code string
+
+// Problem401Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem401Limit string
 
 // Problem401Status defines model for Problem401.Status.
 type Problem401Status int
@@ -1317,18 +1954,33 @@ type Problem403 struct {
 	Code   Problem403Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem403Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem403Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem403Code defines model for Problem403.Code.
 type Problem403Code string
+
+// Problem403Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem403Limit string
 
 // Problem403Status defines model for Problem403.Status.
 type Problem403Status int
@@ -1338,18 +1990,33 @@ type Problem404 struct {
 	Code   Problem404Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem404Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem404Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem404Code defines model for Problem404.Code.
 type Problem404Code string
+
+// Problem404Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem404Limit string
 
 // Problem404Status defines model for Problem404.Status.
 type Problem404Status int
@@ -1359,18 +2026,33 @@ type Problem405 struct {
 	Code   Problem405Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem405Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem405Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem405Code defines model for Problem405.Code.
 type Problem405Code string
+
+// Problem405Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem405Limit string
 
 // Problem405Status defines model for Problem405.Status.
 type Problem405Status int
@@ -1380,18 +2062,33 @@ type Problem409 struct {
 	Code   Problem409Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem409Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem409Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem409Code defines model for Problem409.Code.
 type Problem409Code string
+
+// Problem409Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem409Limit string
 
 // Problem409Status defines model for Problem409.Status.
 type Problem409Status int
@@ -1401,18 +2098,33 @@ type Problem413 struct {
 	Code   Problem413Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem413Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem413Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem413Code defines model for Problem413.Code.
 type Problem413Code string
+
+// Problem413Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem413Limit string
 
 // Problem413Status defines model for Problem413.Status.
 type Problem413Status int
@@ -1422,18 +2134,33 @@ type Problem415 struct {
 	Code   Problem415Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem415Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem415Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem415Code defines model for Problem415.Code.
 type Problem415Code string
+
+// Problem415Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem415Limit string
 
 // Problem415Status defines model for Problem415.Status.
 type Problem415Status int
@@ -1443,18 +2170,33 @@ type Problem422 struct {
 	Code   Problem422Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem422Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem422Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem422Code defines model for Problem422.Code.
 type Problem422Code string
+
+// Problem422Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem422Limit string
 
 // Problem422Status defines model for Problem422.Status.
 type Problem422Status int
@@ -1464,18 +2206,33 @@ type Problem429 struct {
 	Code   Problem429Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem429Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem429Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem429Code defines model for Problem429.Code.
 type Problem429Code string
+
+// Problem429Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem429Limit string
 
 // Problem429Status defines model for Problem429.Status.
 type Problem429Status int
@@ -1485,18 +2242,33 @@ type Problem500 struct {
 	Code   Problem500Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem500Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem500Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem500Code defines model for Problem500.Code.
 type Problem500Code string
+
+// Problem500Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem500Limit string
 
 // Problem500Status defines model for Problem500.Status.
 type Problem500Status int
@@ -1506,18 +2278,33 @@ type Problem501 struct {
 	Code   Problem501Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem501Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem501Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem501Code defines model for Problem501.Code.
 type Problem501Code string
+
+// Problem501Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem501Limit string
 
 // Problem501Status defines model for Problem501.Status.
 type Problem501Status int
@@ -1527,18 +2314,33 @@ type Problem502 struct {
 	Code   Problem502Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem502Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem502Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem502Code defines model for Problem502.Code.
 type Problem502Code string
+
+// Problem502Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem502Limit string
 
 // Problem502Status defines model for Problem502.Status.
 type Problem502Status int
@@ -1548,18 +2350,33 @@ type Problem503 struct {
 	Code   Problem503Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem503Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem503Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem503Code defines model for Problem503.Code.
 type Problem503Code string
+
+// Problem503Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem503Limit string
 
 // Problem503Status defines model for Problem503.Status.
 type Problem503Status int
@@ -1569,18 +2386,33 @@ type Problem504 struct {
 	Code   Problem504Code `json:"code"`
 	Detail string         `json:"detail"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *Problem504Limit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string          `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string          `json:"reason,omitempty"`
 	RequestId *string          `json:"requestId,omitempty"`
 	Status    Problem504Status `json:"status"`
 	Title     string           `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
 	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
 }
 
 // Problem504Code defines model for Problem504.Code.
 type Problem504Code string
+
+// Problem504Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type Problem504Limit string
 
 // Problem504Status defines model for Problem504.Status.
 type Problem504Status int
@@ -1591,6 +2423,46 @@ type Reason struct {
 	Code   ErrorCode `json:"code"`
 	Detail string    `json:"detail"`
 }
+
+// RiskAccount A client key's risk state (docs/contract.md 2.8).
+type RiskAccount struct {
+	ApiKey string `json:"apiKey"`
+
+	// Day The UTC date the daily usage counts.
+	Day openapi_types.Date `json:"day"`
+
+	// Limits Only the limits set; a limit not set is no limit.
+	Limits struct {
+		// DailyNotional A non-negative decimal in plain notation (no sign, no exponent).
+		DailyNotional *PlainDecimal `json:"dailyNotional,omitempty"`
+
+		// DailyWithdrawal A non-negative decimal in plain notation (no sign, no exponent).
+		DailyWithdrawal *PlainDecimal `json:"dailyWithdrawal,omitempty"`
+		MaxOpenOrders   *int          `json:"maxOpenOrders,omitempty"`
+
+		// MaxOrderNotional A non-negative decimal in plain notation (no sign, no exponent).
+		MaxOrderNotional *PlainDecimal `json:"maxOrderNotional,omitempty"`
+
+		// PriceBand A non-negative decimal in plain notation (no sign, no exponent).
+		PriceBand *PlainDecimal `json:"priceBand,omitempty"`
+		Symbols   *[]string     `json:"symbols,omitempty"`
+	} `json:"limits"`
+
+	// Reason The halt's reason; null while active.
+	Reason *string          `json:"reason"`
+	State  RiskAccountState `json:"state"`
+	Usage  struct {
+		// DailyNotional A non-negative decimal in plain notation (no sign, no exponent).
+		DailyNotional PlainDecimal `json:"dailyNotional"`
+
+		// DailyWithdrawal A non-negative decimal in plain notation (no sign, no exponent).
+		DailyWithdrawal PlainDecimal `json:"dailyWithdrawal"`
+		OpenOrders      int          `json:"openOrders"`
+	} `json:"usage"`
+}
+
+// RiskAccountState defines model for RiskAccount.State.
+type RiskAccountState string
 
 // Side defines model for Side.
 type Side string
@@ -1724,19 +2596,34 @@ type WithdrawalTimeoutProblem struct {
 	// Id The gateway's id of the withdrawal.
 	Id *string `json:"id,omitempty"`
 
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *WithdrawalTimeoutProblemLimit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
 	// Param The offending parameter, for parameter errors.
-	Param     *string                        `json:"param,omitempty"`
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string                        `json:"reason,omitempty"`
 	RequestId *string                        `json:"requestId,omitempty"`
 	Status    WithdrawalTimeoutProblemStatus `json:"status"`
 	Title     string                         `json:"title"`
 
 	// Type The documentation of the code; the fragment is the lower-case code.
-	Type       string      `json:"type"`
+	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value      *string     `json:"value,omitempty"`
 	Withdrawal *Withdrawal `json:"withdrawal,omitempty"`
 }
 
 // WithdrawalTimeoutProblemCode defines model for WithdrawalTimeoutProblem.Code.
 type WithdrawalTimeoutProblemCode string
+
+// WithdrawalTimeoutProblemLimit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type WithdrawalTimeoutProblemLimit string
 
 // WithdrawalTimeoutProblemStatus defines model for WithdrawalTimeoutProblem.Status.
 type WithdrawalTimeoutProblemStatus int
@@ -1848,6 +2735,18 @@ type UnsupportedMediaType = Problem415
 
 // WithdrawalTimeout A 504 problem about a withdrawal whose outcome is being reconciled.
 type WithdrawalTimeout = WithdrawalTimeoutProblem
+
+// AccountRiskParams defines parameters for AccountRisk.
+type AccountRiskParams struct {
+	// Timestamp Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`.
+	Timestamp *Timestamp `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// RecvWindow Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`.
+	RecvWindow *RecvWindow `form:"recvWindow,omitempty" json:"recvWindow,omitempty"`
+
+	// Signature Hex HMAC-SHA256 of the parameter string (see the document's description).
+	Signature Signature `form:"signature" json:"signature"`
+}
 
 // OrderBookParams defines parameters for OrderBook.
 type OrderBookParams struct {
@@ -2408,6 +3307,15 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `Ready` operationId).
 	Ready(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AccountRisk The calling key's risk limits, today's usage and halt.
+	//
+	// The same object `exgate risk show` prints for the key (docs/risk.md): its
+	// state (`active` or `halted`, with the halt's reason), the limits set, the
+	// usage of the UTC day `day` in USD and its open orders. Needs `read`.
+	//
+	// Corresponds with GET /v1/account/risk (the `AccountRisk` operationId).
+	AccountRisk(ctx context.Context, params *AccountRiskParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// OrderBook Order book of a pair.
 	//
 	// At most `limit` levels per side; bids by price descending, asks ascending.
@@ -2686,6 +3594,25 @@ func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 // Corresponds with GET /readyz (the `Ready` operationId).
 func (c *Client) Ready(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadyRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AccountRisk The calling key's risk limits, today's usage and halt.
+//
+// The same object `exgate risk show` prints for the key (docs/risk.md): its
+// state (`active` or `halted`, with the halt's reason), the limits set, the
+// usage of the UTC day `day` in USD and its open orders. Needs `read`.
+//
+// Corresponds with GET /v1/account/risk (the `AccountRisk` operationId).
+func (c *Client) AccountRisk(ctx context.Context, params *AccountRiskParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAccountRiskRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3223,6 +4150,80 @@ func NewReadyRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAccountRiskRequest constructs an http.Request for the AccountRisk method
+func NewAccountRiskRequest(server string, params *AccountRiskParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/account/risk")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RecvWindow != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "recvWindow", *params.RecvWindow, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -4818,6 +5819,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `Ready` operationId).
 	ReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyResponse, error)
 
+	// AccountRiskWithResponse The calling key's risk limits, today's usage and halt.
+	//
+	// The same object `exgate risk show` prints for the key (docs/risk.md): its
+	// state (`active` or `halted`, with the halt's reason), the limits set, the
+	// usage of the UTC day `day` in USD and its open orders. Needs `read`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/account/risk (the `AccountRisk` operationId).
+	AccountRiskWithResponse(ctx context.Context, params *AccountRiskParams, reqEditors ...RequestEditorFn) (*AccountRiskResponse, error)
+
 	// OrderBookWithResponse Order book of a pair.
 	//
 	// At most `limit` levels per side; bids by price descending, asks ascending.
@@ -5227,6 +6239,211 @@ func (r ReadyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReadyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AccountRiskResponse200Headers the declared response headers of an HTTP 200 response for AccountRisk
+type AccountRiskResponse200Headers struct {
+	XRequestID *string
+}
+
+// AccountRiskResponse400Headers the declared response headers of an HTTP 400 response for AccountRisk
+type AccountRiskResponse400Headers struct {
+	XRequestID *string
+}
+
+// AccountRiskResponse401Headers the declared response headers of an HTTP 401 response for AccountRisk
+type AccountRiskResponse401Headers struct {
+	XRequestID *string
+}
+
+// AccountRiskResponse403Headers the declared response headers of an HTTP 403 response for AccountRisk
+type AccountRiskResponse403Headers struct {
+	XRequestID *string
+}
+
+// AccountRiskResponse404Headers the declared response headers of an HTTP 404 response for AccountRisk
+type AccountRiskResponse404Headers struct {
+	XRequestID *string
+}
+
+// AccountRiskResponse405Headers the declared response headers of an HTTP 405 response for AccountRisk
+type AccountRiskResponse405Headers struct {
+	Allow      string
+	XRequestID *string
+}
+
+// AccountRiskResponse429Headers the declared response headers of an HTTP 429 response for AccountRisk
+type AccountRiskResponse429Headers struct {
+	RetryAfter int
+	XRequestID *string
+}
+
+// AccountRiskResponse500Headers the declared response headers of an HTTP 500 response for AccountRisk
+type AccountRiskResponse500Headers struct {
+	XRequestID *string
+}
+
+// AccountRiskResponse501Headers the declared response headers of an HTTP 501 response for AccountRisk
+type AccountRiskResponse501Headers struct {
+	XRequestID *string
+}
+
+// AccountRiskResponse502Headers the declared response headers of an HTTP 502 response for AccountRisk
+type AccountRiskResponse502Headers struct {
+	XRequestID *string
+}
+
+// AccountRiskResponse503Headers the declared response headers of an HTTP 503 response for AccountRisk
+type AccountRiskResponse503Headers struct {
+	RetryAfter int
+	XRequestID *string
+}
+
+// AccountRiskResponse504Headers the declared response headers of an HTTP 504 response for AccountRisk
+type AccountRiskResponse504Headers struct {
+	XRequestID *string
+}
+
+type AccountRiskResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RiskAccount
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *MethodNotAllowed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotImplemented
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *BadGateway
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// ApplicationproblemJSON504 the response for an HTTP 504 `application/problem+json` response
+	ApplicationproblemJSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AccountRiskResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AccountRiskResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AccountRiskResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AccountRiskResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AccountRiskResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *AccountRiskResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AccountRiskResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AccountRiskResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *AccountRiskResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *AccountRiskResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AccountRiskResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *AccountRiskResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AccountRiskResponse) GetJSON200() *RiskAccount {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AccountRiskResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AccountRiskResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AccountRiskResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AccountRiskResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r AccountRiskResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AccountRiskResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r AccountRiskResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r AccountRiskResponse) GetApplicationproblemJSON501() *NotImplemented {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r AccountRiskResponse) GetApplicationproblemJSON502() *BadGateway {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AccountRiskResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSON504 returns the response for an HTTP 504 `application/problem+json` response
+func (r AccountRiskResponse) GetApplicationproblemJSON504() *GatewayTimeout {
+	return r.ApplicationproblemJSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r AccountRiskResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AccountRiskResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AccountRiskResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AccountRiskResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8939,6 +10156,23 @@ func (c *ClientWithResponses) ReadyWithResponse(ctx context.Context, reqEditors 
 	return ParseReadyResponse(rsp)
 }
 
+// AccountRiskWithResponse The calling key's risk limits, today's usage and halt.
+//
+// The same object `exgate risk show` prints for the key (docs/risk.md): its
+// state (`active` or `halted`, with the halt's reason), the limits set, the
+// usage of the UTC day `day` in USD and its open orders. Needs `read`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/account/risk (the `AccountRisk` operationId).
+func (c *ClientWithResponses) AccountRiskWithResponse(ctx context.Context, params *AccountRiskParams, reqEditors ...RequestEditorFn) (*AccountRiskResponse, error) {
+	rsp, err := c.AccountRisk(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAccountRiskResponse(rsp)
+}
+
 // OrderBookWithResponse Order book of a pair.
 //
 // At most `limit` levels per side; bids by price descending, asks ascending.
@@ -9485,6 +10719,253 @@ func ParseReadyResponse(rsp *http.Response) (*ReadyResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAccountRiskResponse parses an HTTP response from a AccountRiskWithResponse call
+func ParseAccountRiskResponse(rsp *http.Response) (*AccountRiskResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AccountRiskResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RiskAccount
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AccountRiskResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AccountRiskResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AccountRiskResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AccountRiskResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers AccountRiskResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers AccountRiskResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers AccountRiskResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AccountRiskResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers AccountRiskResponse501Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers AccountRiskResponse502Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers AccountRiskResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers AccountRiskResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
 	}
 
 	return response, nil

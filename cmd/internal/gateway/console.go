@@ -57,7 +57,7 @@ const MaxClockSkew = time.Second
 // adapter cannot read its exchange's clock. Used by `exgate doctor` and
 // the console's health page.
 func ProbeClock(ctx context.Context, ex exgate.Exchange, timeout time.Duration) (c Clock, ok bool, err error) {
-	cr, ok := ex.(ClockReader)
+	cr, ok := exgate.Ability[ClockReader](ex)
 	if !ok {
 		return Clock{}, false, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/exgate/exgate"
@@ -25,12 +27,14 @@ import (
 	"github.com/exgate/exgate/exchange/binance"
 	"github.com/exgate/exgate/exchange/gateio"
 	"github.com/exgate/exgate/exchange/kraken"
+	"github.com/exgate/exgate/exchange/paper"
 	"github.com/exgate/exgate/exchange/sim"
 	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/localstate"
 	"github.com/exgate/exgate/metrics"
 	"github.com/exgate/exgate/redis"
+	"github.com/exgate/exgate/risk"
 	"github.com/exgate/exgate/stream"
 )
 
@@ -108,6 +112,23 @@ type Gateway struct {
 	// Hub is the stream hub of GET /v1/stream, which the console's
 	// market page shares.
 	Hub *stream.Hub
+	// Risk checks orders and withdrawals against the risk controls; its
+	// Run announces halts and resumes on the orders channel.
+	Risk *risk.Engine
+	// paper are the paper switches whose watchers fill resting paper
+	// orders (RunPaper).
+	paper []*paper.Exchange
+}
+
+// RunPaper checks the resting orders of paper keys against the live
+// books until ctx ends (docs/contract.md 2.9); serve starts it beside the
+// journal's reconciler.
+func (g *Gateway) RunPaper(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, p := range g.paper {
+		wg.Go(func() { _ = p.Run(ctx) })
+	}
+	wg.Wait()
 }
 
 // Build wires the exchanges, the journal, the stream hub and the HTTP API
@@ -136,8 +157,9 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 			m.ReplayGuardSize(state.replaySize)
 		}
 	}
+	simulated := sim.New(sim.Options{Ledger: st})
 	adapters := map[string]exgate.Exchange{
-		exgate.ExchangeSim: sim.New(sim.Options{Ledger: st}),
+		exgate.ExchangeSim: simulated,
 		exgate.ExchangeBinance: binance.New(binance.Options{
 			BaseURL: cfg.BinanceURL, StreamURL: cfg.BinanceWSURL, WSAPIURL: cfg.BinanceWSAPIURL, HTTPClient: upstream(exgate.ExchangeBinance), Limiter: limiter, MetadataCache: state.metadata, KlineMemory: cfg.KlineMemory, Logger: log.With("exchange", "binance"),
 		}),
@@ -163,6 +185,19 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 			ex = coalesce.New(ex, opts)
 		}
 		exchanges[name] = ex
+	}
+	// Paper keys (docs/contract.md 2.9): every real exchange is reached
+	// through its paper switch, which sends a paper key's orders and
+	// wallet to the simulation on the sim ledger and only its market
+	// data, through the coalescer, to the exchange.
+	var watchers []*paper.Exchange
+	for name, ex := range exchanges {
+		if name == exgate.ExchangeSim {
+			continue
+		}
+		p := paper.New(paper.Options{Live: ex, Wallet: simulated, Store: st, Logger: log.With("exchange", name, "paper", true)})
+		exchanges[name] = p
+		watchers = append(watchers, p)
 	}
 	jopts := journal.Options{Store: st, Exchanges: exchanges, Logger: log}
 	var observer interface {
@@ -190,6 +225,28 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 	if m != nil {
 		m.Streams(hub)
 	}
+	// The risk controls: limits and halts from the store, halts and
+	// resumes announced on the orders channel (docs/risk.md).
+	var eng *risk.Engine
+	eng = risk.New(risk.Options{Store: st, Logger: log,
+		Halted: func(h exgate.RiskHalt) {
+			msg, _ := json.Marshal(map[string]string{"op": "halted", "reason": h.Reason})
+			hub.Announce(func(k string) bool { return h.APIKey == exgate.RiskHaltAll || k == h.APIKey }, msg)
+		},
+		Resumed: func(apiKey string) {
+			hub.Announce(func(k string) bool {
+				if apiKey != exgate.RiskHaltAll && k != apiKey {
+					return false
+				}
+				h, err := eng.Halted(context.Background(), k)
+				return err == nil && h == nil
+			}, []byte(`{"op":"resumed"}`))
+		},
+	})
+	var riskMetrics interface{ RiskRefused(limit string) }
+	if m != nil {
+		riskMetrics = m.Risk(eng.HaltCount)
+	}
 	srv := httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
@@ -212,8 +269,10 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 		OpenAPI:        api.Spec(),
 		Logger:         log,
 		Stream:         hub,
+		Risk:           eng,
+		RiskMetrics:    riskMetrics,
 	})
-	return &Gateway{API: srv, Journal: jr, Exchanges: exchanges, Hub: hub}
+	return &Gateway{API: srv, Journal: jr, Exchanges: exchanges, Hub: hub, Risk: eng, paper: watchers}
 }
 
 // stillValid reports whether a stream's client key is active and its

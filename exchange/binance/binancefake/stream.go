@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -544,3 +545,47 @@ func (s *Server) StreamsAccepted() int { return s.ws.Accepted() }
 
 // WaitStreams waits until n WebSocket connections are open.
 func (s *Server) WaitStreams(ctx context.Context, n int) error { return s.ws.WaitConns(ctx, n) }
+
+// SetBook replaces symbol's book with the levels given, best first, as
+// [price, quantity] decimal strings (a price on the market's tick, a
+// quantity in tenths), without pushing an update: a scripted book for a
+// test that reads it over REST.
+func (s *Server) SetBook(symbol string, bids, asks [][2]string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.markets[symbol]
+	if m == nil {
+		return fmt.Errorf("binancefake: no market %s", symbol)
+	}
+	parse := func(side [][2]string) ([]level, error) {
+		out := make([]level, 0, len(side))
+		for _, l := range side {
+			p, err := decimal.NewFromString(l[0])
+			if err != nil {
+				return nil, err
+			}
+			q, err := decimal.NewFromString(l[1])
+			if err != nil {
+				return nil, err
+			}
+			ticks, tenths := p.Shift(m.tickExp), q.Shift(1)
+			if !ticks.IsInteger() || !tenths.IsInteger() {
+				return nil, fmt.Errorf("binancefake: level %v is off %s's tick or a tenth", l, symbol)
+			}
+			out = append(out, level{ticks: ticks.IntPart(), tenths: tenths.IntPart()})
+		}
+		return out, nil
+	}
+	b, err := parse(bids)
+	if err != nil {
+		return err
+	}
+	a, err := parse(asks)
+	if err != nil {
+		return err
+	}
+	m.bids, m.asks = b, a
+	m.bookID += 2
+	s.depthCache.Clear()
+	return nil
+}

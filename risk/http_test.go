@@ -1,0 +1,398 @@
+package risk_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/api"
+	"github.com/exgate/exgate/client"
+	"github.com/exgate/exgate/exchange/binance"
+	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/sim"
+	"github.com/exgate/exgate/httpapi"
+	"github.com/exgate/exgate/journal"
+	"github.com/exgate/exgate/localstate"
+	"github.com/exgate/exgate/risk"
+	"github.com/exgate/exgate/sqlite"
+)
+
+const (
+	fakeKey    = "binance-api-key"
+	fakeSecret = "binance-api-secret"
+	apiKey     = "client-key"
+	ethAddress = "0x52908400098527886E0F7030069857D2E4169EE7"
+)
+
+// gateway is the HTTP API with the risk engine and the journal in front
+// of one exchange: sim, or Binance's fake.
+type gateway struct {
+	t    *testing.T
+	st   exgate.Store
+	cl   *client.Client
+	cred exgate.Credential
+	// sent counts what reached the exchange: orders and withdrawals.
+	sent func() int
+	// exact: the exchange's book does not move, so a band edge is known.
+	exact bool
+}
+
+func newGateway(t *testing.T, exchange string) *gateway {
+	t.Helper()
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	g := &gateway{t: t, st: st}
+	var ex exgate.Exchange
+	cred := exgate.Credential{ClientAPIKey: apiKey, Name: "main", Exchange: exchange,
+		Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade, exgate.PermissionWithdraw}}
+	switch exchange {
+	case exgate.ExchangeBinance:
+		fake := binancefake.New(binancefake.Options{WeightLimit: -1})
+		t.Cleanup(fake.Close)
+		fake.AddAccount(binancefake.Account{APIKey: fakeKey, Secret: fakeSecret, Balances: map[string]string{"BTC": "3", "USDT": "250000"}})
+		ex = binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fake.Client(), Limiter: localstate.NewLimiter(time.Now), RetryBackoff: time.Millisecond})
+		cred.Key, cred.Secret = fakeKey, fakeSecret
+		g.sent = func() int { return fake.OrderCount(fakeKey) + fake.Requests("/sapi/v1/capital/withdraw/apply") }
+		g.exact = true
+	default:
+		ex = sim.New(sim.Options{Ledger: st})
+		// What sim was asked to do is in its ledger: an order placed
+		// leaves an operation (a fill, or the hold of a resting order).
+		g.sent = func() int {
+			n := 0
+			for _, k := range []exgate.IntentKind{exgate.IntentOrder, exgate.IntentWithdrawal} {
+				ops, err := st.SimOperations(ctx, g.cred.ID, k, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n += len(ops)
+			}
+			return n
+		}
+	}
+	exchanges := map[string]exgate.Exchange{exchange: ex}
+	eng := risk.New(risk.Options{Store: st, Poll: time.Nanosecond})
+	srv := httpapi.New(httpapi.Config{
+		Keys:      st,
+		Exchanges: exchanges,
+		Ledger:    journal.New(journal.Options{Store: st, Exchanges: exchanges}),
+		Replay:    localstate.NewReplayGuard(time.Now),
+		Limiter:   localstate.NewLimiter(time.Now),
+		OpenAPI:   api.Spec(),
+		Risk:      eng,
+		// Keys and credentials are read afresh for each request.
+		KeyCacheTTL: time.Nanosecond,
+	})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	if err := st.CreateClientKey(ctx, exgate.ClientKey{APIKey: apiKey, Secret: "client-secret", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if g.cred, err = st.AddCredential(ctx, cred); err != nil {
+		t.Fatal(err)
+	}
+	g.cl = client.New(hs.URL, apiKey, "client-secret", "main", client.WithHTTPClient(hs.Client()))
+	return g
+}
+
+// journaled counts the orders and withdrawals the journal recorded.
+func (g *gateway) journaled() int {
+	g.t.Helper()
+	n := 0
+	for _, k := range []exgate.IntentKind{exgate.IntentOrder, exgate.IntentWithdrawal} {
+		its, err := g.st.RecentIntents(g.t.Context(), g.cred.ID, k, 0)
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		n += len(its)
+	}
+	return n
+}
+
+type reply struct {
+	status int
+	body   map[string]any
+	raw    string
+}
+
+func (g *gateway) call(method, path string, kv ...string) reply {
+	g.t.Helper()
+	var ps []client.Param
+	for i := 0; i+1 < len(kv); i += 2 {
+		ps = append(ps, client.Param{Name: kv[i], Value: kv[i+1]})
+	}
+	status, body, err := g.cl.Do(g.t.Context(), method, path, ps)
+	if err != nil && status == 0 {
+		g.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	r := reply{status: status, raw: string(body)}
+	_ = json.Unmarshal(body, &r.body)
+	return r
+}
+
+func (g *gateway) setLimits(l exgate.RiskLimits) {
+	g.t.Helper()
+	if _, err := g.st.SetRiskLimits(g.t.Context(), apiKey, l, nil); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+// mid reads the BTC/USDT mid price through the API.
+func (g *gateway) mid() decimal.Decimal {
+	g.t.Helper()
+	r := g.call("GET", "/v1/market/order-book", "asset1", "BTC", "asset2", "USDT", "limit", "5")
+	if r.status != 200 {
+		g.t.Fatalf("order book: %d %s", r.status, r.raw)
+	}
+	var b exgate.OrderBook
+	if err := json.Unmarshal([]byte(r.raw), &b); err != nil {
+		g.t.Fatal(err)
+	}
+	bid := decimal.RequireFromString(b.Bids[0].Price)
+	ask := decimal.RequireFromString(b.Asks[0].Price)
+	return bid.Add(ask).Div(decimal.NewFromInt(2))
+}
+
+func usd(s string) *decimal.Decimal {
+	d := decimal.RequireFromString(s)
+	return &d
+}
+
+func count(n int64) *int64 { return &n }
+
+// limitBuy is a resting limit buy of BTC/USDT at price worth about
+// notional USDT.
+func limitBuy(price decimal.Decimal, qty string, extra ...string) []string {
+	return append([]string{"asset1", "BTC", "asset2", "USDT", "side", "BUY", "quantity", qty, "price", price.String()}, extra...)
+}
+
+// TestLimits: each limit refuses the order or withdrawal that would pass
+// it, with the problem the contract fixes (docs/contract.md 2.8), before
+// anything reaches the exchange; without the check the request would be
+// accepted (the cases before each refusal show the same route accepting).
+func TestLimits(t *testing.T) {
+	for _, exchange := range []string{exgate.ExchangeSim, exgate.ExchangeBinance} {
+		t.Run(exchange, func(t *testing.T) {
+			tests := []struct {
+				name   string
+				limits exgate.RiskLimits
+				// before runs accepted requests first; it returns the refused request.
+				run func(g *gateway, low decimal.Decimal) reply
+				// want: the problem's code, limit, value and max ("" when absent).
+				code, limit, value, max string
+				// sentBefore is how many orders reached the exchange before the refusal.
+				sentBefore int
+			}{
+				{
+					name: "symbols", limits: exgate.RiskLimits{Symbols: []exgate.Symbol{{Base: "ETH", Quote: "USDT"}}},
+					run: func(g *gateway, low decimal.Decimal) reply {
+						return g.call("POST", "/v1/order/limit", limitBuy(low, "0.001")...)
+					},
+					code: "RISK_LIMIT_EXCEEDED", limit: "symbols", value: "BTC/USDT",
+				},
+				{
+					name: "maxOrderNotional limit", limits: exgate.RiskLimits{MaxOrderNotional: usd("50")},
+					run: func(g *gateway, low decimal.Decimal) reply {
+						return g.call("POST", "/v1/order/limit", limitBuy(low, "0.001")...)
+					},
+					code: "RISK_LIMIT_EXCEEDED", limit: "maxOrderNotional", value: "low*0.001", max: "50",
+				},
+				{
+					name: "maxOrderNotional market in quote", limits: exgate.RiskLimits{MaxOrderNotional: usd("50")},
+					run: func(g *gateway, low decimal.Decimal) reply {
+						return g.call("POST", "/v1/order/market", "asset1", "BTC", "asset2", "USDT", "side", "BUY", "quantity", "50.01", "quantityIn", "USDT")
+					},
+					code: "RISK_LIMIT_EXCEEDED", limit: "maxOrderNotional", value: "50.01", max: "50",
+				},
+				{
+					name: "maxOrderNotional test order", limits: exgate.RiskLimits{MaxOrderNotional: usd("50")},
+					run: func(g *gateway, low decimal.Decimal) reply {
+						return g.call("POST", "/v1/order/limit", limitBuy(low, "0.001", "test", "true")...)
+					},
+					code: "RISK_LIMIT_EXCEEDED", limit: "maxOrderNotional", value: "low*0.001", max: "50",
+				},
+				{
+					name: "priceBand", limits: exgate.RiskLimits{PriceBand: usd("5")},
+					run: func(g *gateway, low decimal.Decimal) reply {
+						// low is 90% of the mid: a sell there is 10% below it.
+						return g.call("POST", "/v1/order/limit", "asset1", "BTC", "asset2", "USDT", "side", "SELL", "quantity", "0.001", "price", low.String())
+					},
+					code: "RISK_LIMIT_EXCEEDED", limit: "priceBand", value: "low", max: "mid*0.95",
+				},
+				{
+					name: "maxOpenOrders", limits: exgate.RiskLimits{MaxOpenOrders: count(1)},
+					run: func(g *gateway, low decimal.Decimal) reply {
+						if r := g.call("POST", "/v1/order/limit", limitBuy(low, "0.001")...); r.status != 200 {
+							g.t.Fatalf("first order: %d %s", r.status, r.raw)
+						}
+						return g.call("POST", "/v1/order/limit", limitBuy(low, "0.001")...)
+					},
+					code: "RISK_LIMIT_EXCEEDED", limit: "maxOpenOrders", value: "2", max: "1", sentBefore: 1,
+				},
+				{
+					name: "dailyNotional", limits: exgate.RiskLimits{DailyNotional: usd("100")},
+					run: func(g *gateway, low decimal.Decimal) reply {
+						if r := g.call("POST", "/v1/order/limit", limitBuy(low, "0.001")...); r.status != 200 {
+							g.t.Fatalf("first order: %d %s", r.status, r.raw)
+						}
+						return g.call("POST", "/v1/order/limit", limitBuy(low, "0.001")...)
+					},
+					code: "RISK_LIMIT_EXCEEDED", limit: "dailyNotional", value: "low*0.002", max: "100", sentBefore: 1,
+				},
+				{
+					name: "dailyWithdrawal", limits: exgate.RiskLimits{DailyWithdrawal: usd("100")},
+					run: func(g *gateway, low decimal.Decimal) reply {
+						return g.call("POST", "/v1/wallet/withdraw", "asset", "USDT", "network", "ETH", "address", ethAddress, "amount", "100.5")
+					},
+					code: "RISK_LIMIT_EXCEEDED", limit: "dailyWithdrawal", value: "100.5", max: "100",
+				},
+				{
+					name: "halted",
+					run: func(g *gateway, low decimal.Decimal) reply {
+						if err := g.st.HaltTrading(g.t.Context(), exgate.RiskHalt{APIKey: apiKey, Reason: "runaway bot"}); err != nil {
+							g.t.Fatal(err)
+						}
+						return g.call("POST", "/v1/order/market", "asset1", "BTC", "asset2", "USDT", "side", "BUY", "quantity", "10", "quantityIn", "USDT")
+					},
+					code: "TRADING_HALTED",
+				},
+			}
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) {
+					g := newGateway(t, exchange)
+					mid := g.mid()
+					low := mid.Mul(decimal.RequireFromString("0.9")).Truncate(0)
+					g.setLimits(tc.limits)
+					r := tc.run(g, low)
+					if r.status != 403 || r.body["code"] != tc.code {
+						t.Fatalf("answer %d %s, want 403 %s", r.status, r.raw, tc.code)
+					}
+					eval := func(s string) string {
+						if s == "" {
+							return ""
+						}
+						base, factor, ok := strings.Cut(s, "*")
+						var v decimal.Decimal
+						switch base {
+						case "low":
+							v = low
+						case "mid":
+							v = mid
+						default:
+							return s
+						}
+						if ok {
+							v = v.Mul(decimal.RequireFromString(factor))
+						}
+						return v.String()
+					}
+					if tc.code == "TRADING_HALTED" {
+						if r.body["reason"] != "runaway bot" {
+							t.Errorf("reason = %v, want the halt's", r.body["reason"])
+						}
+					} else {
+						got := [3]any{r.body["limit"], r.body["value"], r.body["max"]}
+						want := [3]any{tc.limit, eval(tc.value), eval(tc.max)}
+						if want[2] == "" {
+							want[2] = nil
+						}
+						if tc.max == "mid*0.95" && !g.exact {
+							want[2] = got[2] // the simulated book moves with time
+						}
+						if got != want {
+							t.Errorf("limit, value, max = %v, want %v (%s)", got, want, r.raw)
+						}
+					}
+					if n := g.sent(); n != tc.sentBefore {
+						t.Errorf("%d orders or withdrawals reached the exchange, want %d", n, tc.sentBefore)
+					}
+					if n := g.journaled(); n != tc.sentBefore {
+						t.Errorf("%d orders or withdrawals journaled, want %d", n, tc.sentBefore)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestCancelGivesBack: a canceled order's notional and open order are
+// given back, so the next order fits again.
+func TestCancelGivesBack(t *testing.T) {
+	g := newGateway(t, exgate.ExchangeBinance)
+	low := g.mid().Mul(decimal.RequireFromString("0.9")).Truncate(0)
+	g.setLimits(exgate.RiskLimits{DailyNotional: usd("60"), MaxOpenOrders: count(1)})
+	first := g.call("POST", "/v1/order/limit", limitBuy(low, "0.001")...)
+	if first.status != 200 {
+		t.Fatalf("first order: %d %s", first.status, first.raw)
+	}
+	if r := g.call("POST", "/v1/order/limit", limitBuy(low, "0.0001")...); r.status != 403 {
+		t.Fatalf("second order before the cancel: %d %s, want 403", r.status, r.raw)
+	}
+	if r := g.call("POST", "/v1/order/cancel", "id", first.body["id"].(string)); r.status != 200 || r.body["status"] != "CANCELED" {
+		t.Fatalf("cancel: %d %s", r.status, r.raw)
+	}
+	acct := g.call("GET", "/v1/account/risk")
+	usage := acct.body["usage"].(map[string]any)
+	if usage["dailyNotional"] != "0" || usage["openOrders"] != float64(0) || acct.body["state"] != "active" {
+		t.Fatalf("account after the cancel: %s, want nothing used", acct.raw)
+	}
+	if r := g.call("POST", "/v1/order/limit", limitBuy(low, "0.001")...); r.status != 200 {
+		t.Fatalf("order after the cancel: %d %s, want it accepted", r.status, r.raw)
+	}
+}
+
+// TestConcurrentOrders: 40 orders at once, each under maxOrderNotional,
+// against a daily notional that fits only some: the accepted notional
+// never passes the limit, and exactly as many as fit reach the exchange.
+func TestConcurrentOrders(t *testing.T) {
+	for _, exchange := range []string{exgate.ExchangeSim, exgate.ExchangeBinance} {
+		t.Run(exchange, func(t *testing.T) {
+			g := newGateway(t, exchange)
+			low := g.mid().Mul(decimal.RequireFromString("0.9")).Truncate(0)
+			each := low.Mul(decimal.RequireFromString("0.001"))
+			limit := each.Mul(decimal.NewFromInt(7)).Add(decimal.NewFromInt(1))
+			g.setLimits(exgate.RiskLimits{MaxOrderNotional: usd("100"), DailyNotional: &limit})
+			const n = 40
+			replies := make([]reply, n)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					replies[i] = g.call("POST", "/v1/order/limit", limitBuy(low, "0.001", "clientOrderId", fmt.Sprintf("c-%02d", i))...)
+				})
+			}
+			close(start)
+			wg.Wait()
+			accepted := 0
+			for i, r := range replies {
+				switch {
+				case r.status == 200:
+					accepted++
+				case r.status == 403 && r.body["limit"] == "dailyNotional":
+				default:
+					t.Fatalf("order %d: %d %s", i, r.status, r.raw)
+				}
+			}
+			if total := each.Mul(decimal.NewFromInt(int64(accepted))); total.GreaterThan(limit) || accepted != 7 {
+				t.Fatalf("%d accepted (%s USD), want 7 within %s USD", accepted, total, limit)
+			}
+			if got := g.sent(); got != accepted {
+				t.Fatalf("%d orders reached the exchange, want %d", got, accepted)
+			}
+		})
+	}
+}

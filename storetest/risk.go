@@ -1,0 +1,257 @@
+package storetest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/exgate/exgate"
+)
+
+// The risk controls (exgate.RiskStore; reservations on CreateIntent,
+// settlements on UpdateIntent).
+
+func usd(s string) *decimal.Decimal {
+	d := decimal.RequireFromString(s)
+	return &d
+}
+
+func count(n int64) *int64 { return &n }
+
+func (s suite) testRiskLimits(t *testing.T) {
+	e := s.newEnv(t)
+	ctx := t.Context()
+	if err := e.CreateClientKey(ctx, exgate.ClientKey{APIKey: "k1", Secret: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SetRiskLimits(ctx, "nobody", exgate.RiskLimits{DailyNotional: usd("1")}, nil); !errors.Is(err, exgate.ErrNotFound) {
+		t.Fatalf("SetRiskLimits(unknown key) = %v, want ErrNotFound", err)
+	}
+	got, err := e.SetRiskLimits(ctx, "k1", exgate.RiskLimits{
+		Symbols: []exgate.Symbol{{Base: "BTC", Quote: "USDT"}}, MaxOrderNotional: usd("1000.50"), MaxOpenOrders: count(3),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = e.SetRiskLimits(ctx, "k1", exgate.RiskLimits{DailyNotional: usd("0.000000001")}, []string{exgate.LimitMaxOpenOrders})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"symbols":["BTC/USDT"],"maxOrderNotional":"1000.5","dailyNotional":"0.000000001"}`
+	if b, _ := json.Marshal(got); string(b) != want {
+		t.Fatalf("limits after the second set = %s, want %s", b, want)
+	}
+	if _, err := e.SetRiskLimits(ctx, "k1", exgate.RiskLimits{PriceBand: usd("5")}, []string{"bogus"}); err == nil {
+		t.Fatal("an unknown limit in clear was accepted")
+	}
+	all, err := e.reopen(t).AllRiskLimits(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(all["k1"]); string(b) != want || len(all) != 1 {
+		t.Fatalf("AllRiskLimits = %v (k1 %s), want only k1 %s: a refused set changes nothing", all, b, want)
+	}
+	if _, err := e.SetRiskLimits(ctx, "k1", exgate.RiskLimits{}, exgate.RiskLimitNames); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := e.AllRiskLimits(ctx); err != nil || len(all) != 0 {
+		t.Fatalf("AllRiskLimits after clearing all = %v, %v; want none", all, err)
+	}
+}
+
+func (s suite) testRiskHalts(t *testing.T) {
+	e := s.newEnv(t)
+	ctx := t.Context()
+	for _, k := range []string{"k1", "k2"} {
+		if err := e.CreateClientKey(ctx, exgate.ClientKey{APIKey: k, Secret: "s"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.HaltTrading(ctx, exgate.RiskHalt{APIKey: "nobody", Reason: "x"}); !errors.Is(err, exgate.ErrNotFound) {
+		t.Fatalf("HaltTrading(unknown key) = %v, want ErrNotFound", err)
+	}
+	if err := e.HaltTrading(ctx, exgate.RiskHalt{APIKey: "k1", Reason: "runaway bot"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.HaltTrading(ctx, exgate.RiskHalt{APIKey: exgate.RiskHaltAll, Reason: "incident"}); err != nil {
+		t.Fatal(err)
+	}
+	halts, err := e.reopen(t).RiskHalts(ctx)
+	if err != nil || len(halts) != 2 {
+		t.Fatalf("RiskHalts = %v, %v; want 2", halts, err)
+	}
+	if h := exgate.HaltOf(halts, "k1"); h == nil || h.Reason != "runaway bot" {
+		t.Fatalf("halt of k1 = %+v, want its own", h)
+	}
+	if h := exgate.HaltOf(halts, "k2"); h == nil || h.Reason != "incident" || !h.CreatedAt.Equal(startTime()) {
+		t.Fatalf("halt of k2 = %+v, want the global one at %v", h, startTime())
+	}
+	if n, err := e.ResumeTrading(ctx, "k1"); err != nil || n != 1 {
+		t.Fatalf("ResumeTrading(k1) = %d, %v; want 1", n, err)
+	}
+	if n, err := e.ResumeTrading(ctx, exgate.RiskHaltAll); err != nil || n != 1 {
+		t.Fatalf("ResumeTrading(all) = %d, %v; want 1", n, err)
+	}
+	if halts, err := e.RiskHalts(ctx); err != nil || len(halts) != 0 {
+		t.Fatalf("RiskHalts after resume = %v, %v; want none", halts, err)
+	}
+}
+
+// riskIntent is an order intent reserving notional USD of an open order.
+func riskIntent(id string, notional string, max *decimal.Decimal, maxOpen *int64) exgate.Intent {
+	in := intent(id, "k1", "")
+	in.Risk = &exgate.RiskReservation{
+		Day: "2030-01-02", Notional: decimal.RequireFromString(notional), Quote: "USDT", QuoteUSD: decimal.NewFromInt(1),
+		Open: true, Price: decimal.NewFromInt(100), MaxDailyNotional: max, MaxOpenOrders: maxOpen,
+	}
+	return in
+}
+
+func orderJSON(t *testing.T, status exgate.OrderStatus, qty, executed string) []byte {
+	t.Helper()
+	o := exgate.Order{Asset1: "BTC", Asset2: "USDT", Status: status, Type: exgate.OrderTypeLimit,
+		Quantity: exgate.NewNumber(decimal.RequireFromString(qty)), Price: exgate.NumberPtr(decimal.NewFromInt(100))}
+	ex := decimal.RequireFromString(executed)
+	o.ExecutedQuantity = exgate.NumberPtr(ex)
+	o.QuoteQuantity = exgate.NumberPtr(ex.Mul(decimal.NewFromInt(100)))
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (s suite) testRiskReservations(t *testing.T) {
+	e := s.newEnv(t)
+	ctx := t.Context()
+	usage := func(wantNotional string, wantOpen int64) {
+		t.Helper()
+		u, err := e.RiskUsage(ctx, "k1", "2030-01-02")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.DailyNotional.String() != wantNotional || u.OpenOrders != wantOpen {
+			t.Fatalf("usage = %s USD, %d open; want %s, %d", u.DailyNotional, u.OpenOrders, wantNotional, wantOpen)
+		}
+	}
+	max := usd("1000")
+	if err := e.CreateIntent(ctx, riskIntent("r1", "600", max, count(2))); err != nil {
+		t.Fatal(err)
+	}
+	usage("600", 1)
+	// Over the daily notional: refused, nothing recorded.
+	err := e.CreateIntent(ctx, riskIntent("r2", "400.01", max, count(2)))
+	if e, ok := errors.AsType[*exgate.Error](err); !ok || e.Code != exgate.CodeRiskLimitExceeded || e.Risk == nil ||
+		e.Risk.Limit != exgate.LimitDailyNotional || e.Risk.Value != "1000.01" || e.Risk.Max != "1000" {
+		t.Fatalf("over the daily notional: %v (%+v), want RISK_LIMIT_EXCEEDED dailyNotional 1000.01 of 1000", err, e)
+	}
+	if _, err := e.Intent(ctx, "r2"); !errors.Is(err, exgate.ErrNotFound) {
+		t.Fatalf("a refused intent was recorded: %v", err)
+	}
+	usage("600", 1)
+	if err := e.CreateIntent(ctx, riskIntent("r3", "400", max, count(2))); err != nil {
+		t.Fatal(err)
+	}
+	usage("1000", 2)
+	// Over the open orders.
+	err = e.CreateIntent(ctx, riskIntent("r4", "0", max, count(2)))
+	if e, ok := errors.AsType[*exgate.Error](err); !ok || e.Risk == nil || e.Risk.Limit != exgate.LimitMaxOpenOrders || e.Risk.Value != "3" || e.Risk.Max != "2" {
+		t.Fatalf("over the open orders: %v, want maxOpenOrders 3 of 2", err)
+	}
+	// A duplicate id reserves nothing.
+	if err := e.CreateIntent(ctx, riskIntent("r1", "1", nil, nil)); !errors.Is(err, exgate.ErrConflict) {
+		t.Fatalf("duplicate = %v, want ErrConflict", err)
+	}
+	usage("1000", 2)
+
+	// r1 (6 BTC at 100) fills 2 and rests: charge unchanged, still open.
+	if err := e.UpdateIntent(ctx, "r1", exgate.IntentAccepted, http.StatusOK, orderJSON(t, exgate.OrderPartiallyFilled, "6", "2")); err != nil {
+		t.Fatal(err)
+	}
+	usage("1000", 2)
+	// An unknown outcome keeps the reservation.
+	if err := e.UpdateIntent(ctx, "r3", exgate.IntentUnknown, http.StatusGatewayTimeout, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	usage("1000", 2)
+	// r1 canceled after 2 filled: 400 of its 600 given back, no longer open.
+	if err := e.UpdateIntent(ctx, "r1", exgate.IntentFinal, http.StatusOK, orderJSON(t, exgate.OrderCanceled, "6", "2")); err != nil {
+		t.Fatal(err)
+	}
+	usage("600", 1)
+	// r3 refused by the exchange: all of it given back.
+	if err := e.UpdateIntent(ctx, "r3", exgate.IntentFinal, http.StatusUnprocessableEntity, []byte(`{"code":"ORDER_REJECTED"}`)); err != nil {
+		t.Fatal(err)
+	}
+	usage("200", 0)
+	// Recording the same answer again changes nothing.
+	if err := e.UpdateIntent(ctx, "r1", exgate.IntentFinal, http.StatusOK, orderJSON(t, exgate.OrderCanceled, "6", "2")); err != nil {
+		t.Fatal(err)
+	}
+	usage("200", 0)
+	// Another day starts afresh.
+	if u, err := e.RiskUsage(ctx, "k1", "2030-01-03"); err != nil || !u.DailyNotional.IsZero() {
+		t.Fatalf("next day's usage = %+v, %v; want zero", u, err)
+	}
+	// A withdrawal counts to its own figure.
+	wd := intent("w1", "k1", "")
+	wd.Kind = exgate.IntentWithdrawal
+	wd.Risk = &exgate.RiskReservation{Day: "2030-01-02", Notional: decimal.NewFromInt(50), QuoteUSD: decimal.NewFromInt(1), MaxDailyWithdrawal: usd("60")}
+	if err := e.CreateIntent(ctx, wd); err != nil {
+		t.Fatal(err)
+	}
+	wd.ID = "w2"
+	err = e.CreateIntent(ctx, wd)
+	if e, ok := errors.AsType[*exgate.Error](err); !ok || e.Risk == nil || e.Risk.Limit != exgate.LimitDailyWithdrawal || e.Risk.Value != "100" {
+		t.Fatalf("over the daily withdrawal: %v, want dailyWithdrawal 100", err)
+	}
+	if err := e.UpdateIntent(ctx, "w1", exgate.IntentFinal, http.StatusOK, []byte(`{"status":"failed"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := e.RiskUsage(ctx, "k1", "2030-01-02"); !u.DailyWithdrawal.IsZero() {
+		t.Fatalf("withdrawal usage after a failure = %s, want 0", u.DailyWithdrawal)
+	}
+}
+
+// testConcurrentRiskReservations: 40 orders of 30 USD each on two
+// instances against a daily notional of 500: exactly 16 are reserved,
+// whatever the interleaving.
+func (s suite) testConcurrentRiskReservations(t *testing.T) {
+	e := s.newEnv(t)
+	ctx := t.Context()
+	stores := []exgate.Store{e.Store, e.reopen(t)}
+	const n = 40
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	ready := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-ready
+			errs[i] = stores[i%2].CreateIntent(ctx, riskIntent(fmt.Sprintf("c%02d", i), "30", usd("500"), nil))
+		})
+	}
+	close(ready)
+	wg.Wait()
+	accepted := 0
+	for i, err := range errs {
+		if err == nil {
+			accepted++
+			continue
+		}
+		if e, ok := errors.AsType[*exgate.Error](err); !ok || e.Code != exgate.CodeRiskLimitExceeded {
+			t.Fatalf("order %d: %v, want nil or RISK_LIMIT_EXCEEDED", i, err)
+		}
+	}
+	u, err := e.RiskUsage(ctx, "k1", "2030-01-02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accepted != 16 || u.DailyNotional.String() != "480" || u.OpenOrders != 16 {
+		t.Fatalf("accepted %d, usage %s USD and %d open; want 16, 480 and 16", accepted, u.DailyNotional, u.OpenOrders)
+	}
+}
