@@ -2,6 +2,7 @@ package exgate
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -39,22 +40,19 @@ func TestPermissionsRoundTrip(t *testing.T) {
 	}
 }
 
-// TestCredentialCheck: a credential no exchange would accept is refused
-// naming the field, for exchange-keys add and the console alike.
+// TestCredentialCheck: a name no store would keep is refused naming the
+// field; the exchanges' own rules are the adapters' (cmd/internal/gateway
+// TestCheckCredential).
 func TestCredentialCheck(t *testing.T) {
 	tests := []struct {
 		name  string
 		c     Credential
 		param string
 	}{
-		{"sim without key", Credential{Name: "paper", Exchange: ExchangeSim}, ""},
-		{"binance", Credential{Name: "main", Exchange: ExchangeBinance, Key: "k", Secret: "s"}, ""},
-		{"no name", Credential{Exchange: ExchangeSim}, "name"},
-		{"name with a space", Credential{Name: "a b", Exchange: ExchangeSim}, "name"},
-		{"unknown exchange", Credential{Name: "x", Exchange: "ftx"}, "exchange"},
-		{"binance without key", Credential{Name: "x", Exchange: ExchangeBinance, Secret: "s"}, "key"},
-		{"binance without secret", Credential{Name: "x", Exchange: ExchangeBinance, Key: "k"}, "secret"},
-		{"kraken secret not base64", Credential{Name: "x", Exchange: ExchangeKraken, Key: "k", Secret: "not base64!"}, "secret"},
+		{"a name", Credential{Name: "paper", Exchange: "sim"}, ""},
+		{"no name", Credential{Exchange: "sim"}, "name"},
+		{"name with a space", Credential{Name: "a b", Exchange: "sim"}, "name"},
+		{"name too long", Credential{Name: strings.Repeat("n", 65), Exchange: "sim"}, "name"},
 	}
 	for _, tc := range tests {
 		err := tc.c.Check()

@@ -21,8 +21,8 @@ import "context"
 // anything else is treated as EXCHANGE_ERROR. An adapter returns
 // CodeExchangeTimeout when the outcome of an order or withdrawal is unknown.
 type Exchange interface {
-	// Name is the exchange name used in configuration: binance, kraken,
-	// gateio or sim.
+	// Name is the exchange's name in configuration and credentials, as
+	// its adapter registers it (package exchange).
 	Name() string
 
 	OrderPlacer

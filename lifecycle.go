@@ -293,40 +293,8 @@ func InvertOrderRequest(req OrderRequest) OrderRequest {
 }
 
 // Unwrapper is an Exchange that wraps another (a market-data cache, a
-// fault injector in tests) and passes everything else through.
-// AsOrderManager looks through it.
+// fault injector in tests) and passes everything else through. Ability
+// looks through it.
 type Unwrapper interface {
 	Unwrap() Exchange
-}
-
-// AsOrderManager returns the OrderManager of ex, or of the exchange it
-// wraps (through Unwrapper), and whether there is one.
-func AsOrderManager(ex Exchange) (OrderManager, bool) {
-	for ex != nil {
-		if om, ok := ex.(OrderManager); ok {
-			return om, true
-		}
-		u, ok := ex.(Unwrapper)
-		if !ok {
-			break
-		}
-		ex = u.Unwrap()
-	}
-	return nil, false
-}
-
-// AsStreamer returns the Streamer of ex, or of the exchange it wraps
-// (through Unwrapper), and whether there is one (docs/contract.md 2.5).
-func AsStreamer(ex Exchange) (Streamer, bool) {
-	for ex != nil {
-		if s, ok := ex.(Streamer); ok {
-			return s, true
-		}
-		u, ok := ex.(Unwrapper)
-		if !ok {
-			break
-		}
-		ex = u.Unwrap()
-	}
-	return nil, false
 }

@@ -98,7 +98,11 @@ type WalletTransfers interface {
 
 // Ability returns what ex can do as T, looking through every wrapper
 // (Unwrapper) so that no wrapper hides an ability of the exchange it
-// wraps: Ability[WalletTransfers](ex), Ability[OrderManager](ex).
+// wraps: Ability[WalletTransfers](ex), Ability[OrderManager](ex). The
+// outermost exchange that has the ability answers, so a wrapper that
+// implements it itself (coalesce's pre-encoded klines and books) comes
+// before the exchange it wraps. It is the one way the gateway finds an
+// optional ability.
 func Ability[T any](ex Exchange) (T, bool) {
 	for ex != nil {
 		if t, ok := ex.(T); ok {

@@ -18,8 +18,10 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,7 +55,15 @@ const (
 type Options struct {
 	Store     exgate.Store
 	Exchanges map[string]exgate.Exchange
-	Journal   Journal
+	// ExchangeNames are the gateway's exchanges in the order they are
+	// listed (the adapter list, cmd/internal/gateway); nil: the names of
+	// Exchanges, sorted.
+	ExchangeNames []string
+	// CheckCredential refuses an exchange key before it is stored (the
+	// gateway's check by the adapter's rules); nil: the name's rules
+	// (exgate.Credential.Check) and an exchange of ExchangeNames.
+	CheckCredential func(exgate.Credential) error
+	Journal         Journal
 	// Market feeds the market page's history (and its updates when
 	// Live is nil); nil polls Exchanges.
 	Market MarketFeed
@@ -114,6 +124,21 @@ func New(o Options) (*Handler, error) {
 	}
 	if o.LiveKeepAlive <= 0 {
 		o.LiveKeepAlive = liveKeepAlive
+	}
+	if o.ExchangeNames == nil {
+		o.ExchangeNames = slices.Sorted(maps.Keys(o.Exchanges))
+	}
+	if o.CheckCredential == nil {
+		names := o.ExchangeNames
+		o.CheckCredential = func(c exgate.Credential) error {
+			if err := c.Check(); err != nil {
+				return err
+			}
+			if !slices.Contains(names, c.Exchange) {
+				return exgate.ParamError("exchange", "the exchange must be one of %s", strings.Join(names, ", "))
+			}
+			return nil
+		}
 	}
 	if o.PublicURL != "" {
 		u, err := url.Parse(o.PublicURL)

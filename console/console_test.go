@@ -19,6 +19,10 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/coalesce"
 	"github.com/exgate/exgate/console"
+	"github.com/exgate/exgate/exchange"
+	"github.com/exgate/exgate/exchange/binance"
+	"github.com/exgate/exgate/exchange/gateio"
+	"github.com/exgate/exgate/exchange/kraken"
 	"github.com/exgate/exgate/exchange/sim"
 	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/sqlite"
@@ -64,11 +68,17 @@ func newEnvWith(t *testing.T, mod func(*console.Options)) *env {
 	t.Cleanup(func() { st.Close() })
 	// Wrapped as the gateway wraps it: the console finds the order
 	// lifecycle through the wrapper.
-	exchanges := map[string]exgate.Exchange{exgate.ExchangeSim: coalesce.New(sim.New(sim.Options{Ledger: st}), coalesce.Options{})}
+	exchanges := map[string]exgate.Exchange{"sim": coalesce.New(sim.New(sim.Options{Ledger: st}), coalesce.Options{})}
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges})
 	e := &env{st: st, jr: jr, clock: &clock{now: time.Now()}, exchanges: exchanges}
 	opts := console.Options{
 		Store: st, Exchanges: exchanges, Journal: jr, Now: e.clock.Now,
+		// The gateway's exchanges and credential check (its adapter
+		// list), sim alone enabled here.
+		ExchangeNames: []string{"binance", "kraken", "gateio", "sim"},
+		CheckCredential: func(c exgate.Credential) error {
+			return exchange.CheckCredential([]exchange.Adapter{binance.Adapter(), kraken.Adapter(), gateio.Adapter(), sim.Adapter()}, c)
+		},
 		NewClientKey: func(ctx context.Context, label string) (exgate.ClientKey, error) {
 			k := exgate.ClientKey{APIKey: "k" + strings.ToLower(exgate.NewID('x')), Secret: "SECRET-" + exgate.NewID('s'), Label: label}
 			e.secrets = append(e.secrets, k.Secret)

@@ -59,6 +59,10 @@ var DefaultSymbol = exgate.Symbol{Base: "BTC", Quote: "USDT"}
 
 var assetCode = regexp.MustCompile(`^[A-Z0-9]{1,20}$`)
 
+// defaultMarketExchange is the market page's exchange when the query
+// names none: the simulated one, which needs no exchange key.
+const defaultMarketExchange = "sim"
+
 // marketQuery reads exchange, symbol (BASE/QUOTE) and interval.
 type marketQuery struct {
 	Exchange string
@@ -71,7 +75,7 @@ func readMarketQuery(r *http.Request, exchanges map[string]exgate.Exchange) mark
 	q := r.URL.Query()
 	m := marketQuery{Exchange: strings.ToLower(q.Get("exchange")), Symbol: DefaultSymbol, Interval: exgate.Interval1m}
 	if m.Exchange == "" {
-		m.Exchange = exgate.ExchangeSim
+		m.Exchange = defaultMarketExchange
 	}
 	if _, ok := exchanges[m.Exchange]; !ok {
 		m.Err = "exchange " + m.Exchange + " is not enabled on this gateway"
@@ -104,7 +108,7 @@ type marketData struct {
 func (h *Handler) marketPage(w http.ResponseWriter, r *http.Request, s session) {
 	m := readMarketQuery(r, h.o.Exchanges)
 	var names []string
-	for _, n := range exgate.ExchangeNames {
+	for _, n := range h.o.ExchangeNames {
 		if _, ok := h.o.Exchanges[n]; ok {
 			names = append(names, n)
 		}

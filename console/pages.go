@@ -190,7 +190,7 @@ func (h *Handler) renderExchangeKeys(w http.ResponseWriter, r *http.Request, s s
 		return
 	}
 	d := exchangeKeysData{Key: keyRow{APIKey: k.APIKey, Label: k.Label, Active: k.Active(), CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt},
-		Credentials: creds, Exchanges: exgate.ExchangeNames}
+		Credentials: creds, Exchanges: h.o.ExchangeNames}
 	h.render(w, r, status, "exchangekeys", page{Title: "Exchange keys", Nav: "keys", CSRF: s.csrf, LoggedIn: true,
 		Notice: notice, Error: problem, Data: d})
 }
@@ -219,7 +219,7 @@ func (h *Handler) addExchangeKey(w http.ResponseWriter, r *http.Request, s sessi
 		Exchange: strings.ToLower(f.Get("exchange")), Key: strings.TrimSpace(f.Get("key")),
 		Secret: strings.TrimSpace(f.Get("secret")), Passphrase: strings.TrimSpace(f.Get("passphrase")), Permissions: perms,
 		Paper: paper, PaperBalances: balances}
-	if err := c.Check(); err != nil {
+	if err := h.o.CheckCredential(c); err != nil {
 		msg := err.Error()
 		if e, ok := errors.AsType[*exgate.Error](err); ok {
 			msg = e.Detail
@@ -516,7 +516,7 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s session)
 		if d.Balances, err = ex.Balances(r.Context(), cred); err != nil {
 			d.BalancesErr = err.Error()
 		}
-		if om, ok := exgate.AsOrderManager(ex); ok {
+		if om, ok := exgate.Ability[exgate.OrderManager](ex); ok {
 			open, err := om.OpenOrders(r.Context(), cred, exgate.OrderFilter{})
 			switch {
 			case err != nil:

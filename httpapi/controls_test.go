@@ -46,7 +46,7 @@ func newControlledGateway(t *testing.T, trusted []netip.Prefix) (*gateway, *coun
 	t.Cleanup(func() { st.Close() })
 	st.Now = clk.Now
 	ex := &countingExchange{Exchange: sim.New(sim.Options{Ledger: st, Now: clk.Now})}
-	exchanges := map[string]exgate.Exchange{exgate.ExchangeSim: ex}
+	exchanges := map[string]exgate.Exchange{"sim": ex}
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges, Now: clk.Now})
 	srv := httpapi.New(httpapi.Config{
 		Keys:           st,

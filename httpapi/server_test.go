@@ -98,7 +98,7 @@ func newGateway(t *testing.T, opts options) *gateway {
 	if opts.wrap != nil {
 		ex = opts.wrap(ex)
 	}
-	exchanges := map[string]exgate.Exchange{exgate.ExchangeSim: ex}
+	exchanges := map[string]exgate.Exchange{"sim": ex}
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges, Now: clk.Now})
 	var hub *stream.Hub
 	if opts.streams != nil {
@@ -144,7 +144,7 @@ func (g *gateway) addClient(label string) (apiKey, secret string) {
 
 func (g *gateway) addCredential(apiKey, name string, perms ...exgate.Permission) {
 	g.t.Helper()
-	if _, err := g.store.AddCredential(g.t.Context(), exgate.Credential{ClientAPIKey: apiKey, Name: name, Exchange: exgate.ExchangeSim, Permissions: perms}); err != nil {
+	if _, err := g.store.AddCredential(g.t.Context(), exgate.Credential{ClientAPIKey: apiKey, Name: name, Exchange: "sim", Permissions: perms}); err != nil {
 		g.t.Fatal(err)
 	}
 }

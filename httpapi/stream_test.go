@@ -279,7 +279,7 @@ func TestStreamOrdersOnSim(t *testing.T) {
 	if err != nil || it.State != exgate.IntentAccepted {
 		t.Fatalf("intent before: %+v %v", it, err)
 	}
-	om, _ := exgate.AsOrderManager(simEx)
+	om, _ := exgate.Ability[exgate.OrderManager](simEx)
 	if _, err := om.CancelOrder(t.Context(), mustCred(t, g), exgate.CancelRequest{ClientOrderID: second.ID}); err != nil {
 		t.Fatal(err)
 	}

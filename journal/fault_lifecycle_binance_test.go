@@ -101,7 +101,7 @@ func TestFaultLimitOrdersBinance(t *testing.T) {
 	wg.Wait()
 	settleAll(t, v, jr, clk, st)
 
-	om, _ := exgate.AsOrderManager(v.ex)
+	om, _ := exgate.Ability[exgate.OrderManager](v.ex)
 	held := 0
 	for i := range distinct {
 		it, err := st.IntentByClientRef(ctx, "client", exgate.IntentOrder, fmt.Sprintf("ref-%d", i))
@@ -148,7 +148,7 @@ func TestFaultCancelsBinance(t *testing.T) {
 	ctx := t.Context()
 	v := binanceVenue(t)
 	jr, cred, clk, st := lifecycleJournal(t, v)
-	om, _ := exgate.AsOrderManager(v.ex)
+	om, _ := exgate.Ability[exgate.OrderManager](v.ex)
 
 	orders, attempts := 60, 150
 	if raceEnabled {

@@ -120,7 +120,7 @@ func TestFaultInjectionGateioCancels(t *testing.T) {
 	v := gateioVenue(t)
 	jr, cred, clk, st := lifecycleJournal(t, v)
 	ctx := t.Context()
-	om, ok := exgate.AsOrderManager(v.ex)
+	om, ok := exgate.Ability[exgate.OrderManager](v.ex)
 	if !ok {
 		t.Fatal("the gateio adapter does not implement exgate.OrderManager")
 	}

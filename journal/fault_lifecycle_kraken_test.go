@@ -53,7 +53,7 @@ func TestFaultInjectionKrakenLifecycle(t *testing.T) {
 	jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{cred.Exchange: v.ex},
 		Now: clk.Now, CallTimeout: 3 * time.Second, NotFoundGrace: time.Minute})
 
-	om, ok := exgate.AsOrderManager(v.ex)
+	om, ok := exgate.Ability[exgate.OrderManager](v.ex)
 	if !ok {
 		t.Fatal("the Kraken adapter does not implement exgate.OrderManager")
 	}

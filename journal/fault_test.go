@@ -102,7 +102,7 @@ func binanceVenue(t *testing.T) venue {
 	return venue{
 		name:  "binance",
 		ex:    ex,
-		cred:  exgate.Credential{Exchange: exgate.ExchangeBinance, Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
+		cred:  exgate.Credential{Exchange: "binance", Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
 		order: exgate.OrderRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Side: exgate.SideBuy, Quantity: decimal.RequireFromString("20"), QuantityIn: exgate.InQuote},
 		wd:    exgate.WithdrawalRequest{Asset: "USDT", Network: "TRX", Address: "TN3W4H6rK2ce4vX9YnFQHwKENnHjoxb3m9", Amount: decimal.RequireFromString("25")},
 		inject: func(f func(r *http.Request) fault) {
@@ -148,7 +148,7 @@ func krakenVenue(t *testing.T) venue {
 	return venue{
 		name:  "kraken",
 		ex:    ex,
-		cred:  exgate.Credential{Exchange: exgate.ExchangeKraken, Key: "k", Secret: secret, Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
+		cred:  exgate.Credential{Exchange: "kraken", Key: "k", Secret: secret, Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
 		order: exgate.OrderRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Side: exgate.SideBuy, Quantity: decimal.RequireFromString("0.001"), QuantityIn: exgate.InBase},
 		wd:    exgate.WithdrawalRequest{Asset: "BTC", Network: "BTC", Address: addr, Amount: decimal.RequireFromString("0.01")},
 		inject: func(f func(r *http.Request) fault) {
@@ -203,7 +203,7 @@ func gateioVenue(t *testing.T) venue {
 	return venue{
 		name:  "gateio",
 		ex:    ex,
-		cred:  exgate.Credential{Exchange: exgate.ExchangeGateio, Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
+		cred:  exgate.Credential{Exchange: "gateio", Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
 		order: exgate.OrderRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Side: exgate.SideBuy, Quantity: decimal.RequireFromString("20"), QuantityIn: exgate.InQuote},
 		wd:    exgate.WithdrawalRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: decimal.RequireFromString("100")},
 		inject: func(f func(r *http.Request) fault) {

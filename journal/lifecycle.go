@@ -41,7 +41,7 @@ func notImplemented(ex exgate.Exchange, what string) error {
 
 func submitOrder(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r orderIntent) (exgate.Order, error) {
 	if r.Limit != nil {
-		om, ok := exgate.AsOrderManager(ex)
+		om, ok := exgate.Ability[exgate.OrderManager](ex)
 		if !ok {
 			return exgate.Order{}, notImplemented(ex, "limit orders")
 		}
@@ -118,7 +118,7 @@ var cancelKind = kind[cancelIntent, exgate.Order]{
 	rejected: exgate.CodeOrderRejected,
 	setID:    func(*cancelIntent, string) {},
 	submit: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r cancelIntent) (exgate.Order, error) {
-		om, ok := exgate.AsOrderManager(ex)
+		om, ok := exgate.Ability[exgate.OrderManager](ex)
 		if !ok {
 			return exgate.Order{}, notImplemented(ex, "cancels")
 		}
@@ -139,7 +139,7 @@ var cancelKind = kind[cancelIntent, exgate.Order]{
 		if !o.Status.Final() {
 			// Read, and still open: the cancel did not reach the
 			// exchange. Sent again by the same client order id.
-			om, ok := exgate.AsOrderManager(ex)
+			om, ok := exgate.Ability[exgate.OrderManager](ex)
 			if !ok {
 				return o, notImplemented(ex, "cancels")
 			}
@@ -229,7 +229,7 @@ func (s *Service) CancelAll(ctx context.Context, cred exgate.Credential, sym exg
 	if !ok {
 		return nil, exgate.Errorf(exgate.CodeExchangeUnavailable, "exchange %q is not enabled on this gateway", cred.Exchange)
 	}
-	om, ok := exgate.AsOrderManager(ex)
+	om, ok := exgate.Ability[exgate.OrderManager](ex)
 	if !ok {
 		return nil, notImplemented(ex, "cancels")
 	}

@@ -58,13 +58,13 @@ func TestCancelReconciled(t *testing.T) {
 			if err := st.CreateClientKey(ctx, exgate.ClientKey{APIKey: "client", Secret: "x", CreatedAt: now}); err != nil {
 				t.Fatal(err)
 			}
-			cred, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client", Name: "paper", Exchange: exgate.ExchangeSim,
+			cred, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client", Name: "paper", Exchange: "sim",
 				Permissions: []exgate.Permission{exgate.PermissionTrade}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ex := &cancelFault{Exchange: sim.New(sim.Options{Ledger: st, Now: clock}), apply: applied}
-			jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{exgate.ExchangeSim: ex}, Now: clock})
+			jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{"sim": ex}, Now: clock})
 
 			book, err := ex.OrderBook(ctx, cred, exgate.OrderBookRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Limit: 1})
 			if err != nil {

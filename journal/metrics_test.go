@@ -30,10 +30,10 @@ func TestMetricsObserver(t *testing.T) {
 	f := newHeldExchange()
 	clk := newManualClock()
 	obs := &observer{}
-	jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{exgate.ExchangeBinance: f},
+	jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{"binance": f},
 		Now: clk.Now, ReconcileEvery: time.Second, MaxBackoff: time.Second, Metrics: obs})
 	it := exgate.Intent{ID: "wmetrics", Kind: exgate.IntentWithdrawal, ClientAPIKey: "client", CredentialID: cred.ID,
-		CredentialName: cred.Name, Exchange: exgate.ExchangeBinance, Request: []byte(`{"Asset":"USDT"}`),
+		CredentialName: cred.Name, Exchange: "binance", Request: []byte(`{"Asset":"USDT"}`),
 		State: exgate.IntentAccepted, CreatedAt: clk.Now()}
 	if err := st.CreateIntent(ctx, it); err != nil {
 		t.Fatal(err)

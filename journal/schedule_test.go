@@ -175,7 +175,7 @@ func openJournalStore(t *testing.T) (*sqlite.Store, exgate.Credential) {
 	if err := st.CreateClientKey(ctx, exgate.ClientKey{APIKey: "client", Secret: "x", CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	cred, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client", Name: "main", Exchange: exgate.ExchangeBinance,
+	cred, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client", Name: "main", Exchange: "binance",
 		Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}})
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +236,7 @@ func TestDuplicateInFlightWaits(t *testing.T) {
 			f.release = make(chan struct{})
 			clk := newManualClock()
 			found := make(chan string, 10)
-			opts := journal.Options{Store: foundRefs{st, found}, Exchanges: map[string]exgate.Exchange{exgate.ExchangeBinance: f},
+			opts := journal.Options{Store: foundRefs{st, found}, Exchanges: map[string]exgate.Exchange{"binance": f},
 				Now: clk.Now, CallTimeout: time.Minute, WaitPoll: time.Millisecond}
 			first := journal.New(opts)
 			second := first
@@ -305,7 +305,7 @@ func TestDuplicateWaitLimits(t *testing.T) {
 			f := newHeldExchange()
 			f.release = make(chan struct{})
 			found := make(chan string, 10)
-			opts := journal.Options{Store: foundRefs{st, found}, Exchanges: map[string]exgate.Exchange{exgate.ExchangeBinance: f},
+			opts := journal.Options{Store: foundRefs{st, found}, Exchanges: map[string]exgate.Exchange{"binance": f},
 				Now: newManualClock().Now, CallTimeout: time.Minute, WaitPoll: time.Millisecond}
 			first := journal.New(opts)
 			second := first
@@ -380,7 +380,7 @@ func TestReconcilerIsFair(t *testing.T) {
 	f := newHeldExchange()
 	clk := newManualClock()
 	logs := &logCapture{msgs: map[string]int{}}
-	jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{exgate.ExchangeBinance: f},
+	jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{"binance": f},
 		Now: clk.Now, Logger: slog.New(logs), ReconcileEvery: time.Second, CallTimeout: 15 * time.Second})
 
 	const stuck = 2000
@@ -400,7 +400,7 @@ func TestReconcilerIsFair(t *testing.T) {
 	}
 	for i := range stuck {
 		it := exgate.Intent{ID: fmt.Sprintf("ostuck%012d", i), Kind: exgate.IntentOrder, ClientAPIKey: "client",
-			CredentialID: 999, CredentialName: "removed", Exchange: exgate.ExchangeBinance,
+			CredentialID: 999, CredentialName: "removed", Exchange: "binance",
 			Request: []byte(`{"Symbol":{"Base":"BTC","Quote":"USDT"}}`), State: exgate.IntentUnknown,
 			CreatedAt: created.Add(time.Duration(i) * time.Millisecond)}
 		if i%2 == 1 {
@@ -460,10 +460,10 @@ func TestReconcileBackoff(t *testing.T) {
 	st, cred := openJournalStore(t)
 	f := newHeldExchange()
 	clk := newManualClock()
-	jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{exgate.ExchangeBinance: f},
+	jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{"binance": f},
 		Now: clk.Now, ReconcileEvery: time.Second, MaxBackoff: 8 * time.Second})
 	it := exgate.Intent{ID: "wpending", Kind: exgate.IntentWithdrawal, ClientAPIKey: "client", CredentialID: cred.ID,
-		CredentialName: cred.Name, Exchange: exgate.ExchangeBinance, Request: []byte(`{"Asset":"USDT"}`),
+		CredentialName: cred.Name, Exchange: "binance", Request: []byte(`{"Asset":"USDT"}`),
 		State: exgate.IntentAccepted, CreatedAt: clk.Now()}
 	if err := st.CreateIntent(ctx, it); err != nil {
 		t.Fatal(err)
@@ -503,7 +503,7 @@ func TestOrphanedIntentEnds(t *testing.T) {
 			f := newHeldExchange()
 			f.submitErr = exgate.Errorf(exgate.CodeExchangeTimeout, "no answer")
 			clk := newManualClock()
-			jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{exgate.ExchangeBinance: f},
+			jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{"binance": f},
 				Now: clk.Now, OrphanAfter: 24 * time.Hour})
 			got := send(ctx, jr, exgate.IntentOrder, cred, "ref")
 			if exgate.ErrorCode(got.err) != exgate.CodeExchangeTimeout {
@@ -553,7 +553,7 @@ func TestReconcilerLeavesInFlightToItsSender(t *testing.T) {
 	f := newHeldExchange()
 	f.release = make(chan struct{})
 	clk := newManualClock()
-	opts := journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{exgate.ExchangeBinance: f},
+	opts := journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{"binance": f},
 		Now: clk.Now, CallTimeout: 15 * time.Second}
 	sender, other := journal.New(opts), journal.New(opts)
 	done := make(chan outcome, 1)
@@ -592,7 +592,7 @@ func TestDuplicateOfDeadSender(t *testing.T) {
 	t.Cleanup(func() { close(f.release) })
 	clk := newManualClock()
 	found := make(chan string, 10)
-	opts := journal.Options{Store: foundRefs{st, found}, Exchanges: map[string]exgate.Exchange{exgate.ExchangeBinance: f},
+	opts := journal.Options{Store: foundRefs{st, found}, Exchanges: map[string]exgate.Exchange{"binance": f},
 		Now: clk.Now, CallTimeout: 15 * time.Second, WaitPoll: time.Millisecond}
 	dead, other := journal.New(opts), journal.New(opts)
 	go send(context.WithoutCancel(ctx), dead, exgate.IntentOrder, cred, "ref-1") // never answered: as good as dead

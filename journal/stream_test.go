@@ -47,16 +47,16 @@ func TestStreamedOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cred, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client", Name: "paper", Exchange: exgate.ExchangeSim, Permissions: []exgate.Permission{exgate.PermissionTrade}})
+	cred, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client", Name: "paper", Exchange: "sim", Permissions: []exgate.Permission{exgate.PermissionTrade}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherCred, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "other", Name: "paper", Exchange: exgate.ExchangeSim})
+	otherCred, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "other", Name: "paper", Exchange: "sim"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ex := sim.New(sim.Options{Ledger: sq, Now: clock})
-	jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{exgate.ExchangeSim: ex}, Now: clock})
+	jr := journal.New(journal.Options{Store: st, Exchanges: map[string]exgate.Exchange{"sim": ex}, Now: clock})
 	book, err := ex.OrderBook(ctx, cred, exgate.OrderBookRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Limit: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -59,7 +59,7 @@ func newGateway(t *testing.T, exchange string) *gateway {
 	cred := exgate.Credential{ClientAPIKey: apiKey, Name: "main", Exchange: exchange,
 		Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade, exgate.PermissionWithdraw}}
 	switch exchange {
-	case exgate.ExchangeBinance:
+	case "binance":
 		fake := binancefake.New(binancefake.Options{WeightLimit: -1})
 		t.Cleanup(fake.Close)
 		fake.AddAccount(binancefake.Account{APIKey: fakeKey, Secret: fakeSecret, Balances: map[string]string{"BTC": "3", "USDT": "250000"}})
@@ -184,7 +184,7 @@ func limitBuy(price decimal.Decimal, qty string, extra ...string) []string {
 // anything reaches the exchange; without the check the request would be
 // accepted (the cases before each refusal show the same route accepting).
 func TestLimits(t *testing.T) {
-	for _, exchange := range []string{exgate.ExchangeSim, exgate.ExchangeBinance} {
+	for _, exchange := range []string{"sim", "binance"} {
 		t.Run(exchange, func(t *testing.T) {
 			tests := []struct {
 				name   string
@@ -331,7 +331,7 @@ func TestLimits(t *testing.T) {
 // TestCancelGivesBack: a canceled order's notional and open order are
 // given back, so the next order fits again.
 func TestCancelGivesBack(t *testing.T) {
-	g := newGateway(t, exgate.ExchangeBinance)
+	g := newGateway(t, "binance")
 	low := g.mid().Mul(decimal.RequireFromString("0.9")).Truncate(0)
 	g.setLimits(exgate.RiskLimits{DailyNotional: usd("60"), MaxOpenOrders: count(1)})
 	first := g.call("POST", "/v1/order/limit", limitBuy(low, "0.001")...)
@@ -358,7 +358,7 @@ func TestCancelGivesBack(t *testing.T) {
 // against a daily notional that fits only some: the accepted notional
 // never passes the limit, and exactly as many as fit reach the exchange.
 func TestConcurrentOrders(t *testing.T) {
-	for _, exchange := range []string{exgate.ExchangeSim, exgate.ExchangeBinance} {
+	for _, exchange := range []string{"sim", "binance"} {
 		t.Run(exchange, func(t *testing.T) {
 			g := newGateway(t, exchange)
 			low := g.mid().Mul(decimal.RequireFromString("0.9")).Truncate(0)

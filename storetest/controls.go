@@ -59,7 +59,7 @@ func (s suite) testAllowedAddresses(t *testing.T) {
 	if err := e.CreateClientKey(ctx, exgate.ClientKey{APIKey: "k1", Secret: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.AddCredential(ctx, exgate.Credential{ClientAPIKey: "k1", Name: "main", Exchange: exgate.ExchangeSim}); err != nil {
+	if _, err := e.AddCredential(ctx, exgate.Credential{ClientAPIKey: "k1", Name: "main", Exchange: "sim"}); err != nil {
 		t.Fatal(err)
 	}
 	btc := exgate.AllowedAddress{ClientAPIKey: "k1", CredentialName: "main", Asset: "btc", Network: "btc", Address: "bc1qexampleaddress"}
@@ -145,7 +145,7 @@ func (s suite) testAllowedAddresses(t *testing.T) {
 		if err := e.RemoveCredential(ctx, "k1", "main"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.AddCredential(ctx, exgate.Credential{ClientAPIKey: "k1", Name: "main", Exchange: exgate.ExchangeSim}); err != nil {
+		if _, err := e.AddCredential(ctx, exgate.Credential{ClientAPIKey: "k1", Name: "main", Exchange: "sim"}); err != nil {
 			t.Fatal(err)
 		}
 		if list, _ := e.AllowedAddresses(ctx, "k1", "main"); len(list) != 2 {

@@ -20,7 +20,7 @@ func intent(id, apiKey, ref string) exgate.Intent {
 		ClientAPIKey:   apiKey,
 		CredentialID:   42,
 		CredentialName: "main",
-		Exchange:       exgate.ExchangeBinance,
+		Exchange:       "binance",
 		ClientRef:      ref,
 		Fingerprint:    "fp-" + id,
 		Request:        []byte(`{"symbol":"BTCUSDT","side":"BUY","quantity":"0.001"}`),

@@ -131,14 +131,14 @@ func (s suite) testCredentials(t *testing.T) {
 	}
 
 	binance := exgate.Credential{
-		ClientAPIKey: "alice", Name: "main", Exchange: exgate.ExchangeBinance,
+		ClientAPIKey: "alice", Name: "main", Exchange: "binance",
 		Key: "bn-key", Secret: "bn-secret", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw},
 	}
 	gate := exgate.Credential{
-		ClientAPIKey: "alice", Name: "gate", Exchange: exgate.ExchangeGateio,
+		ClientAPIKey: "alice", Name: "gate", Exchange: "gateio",
 		Key: "gt-key", Secret: "gt-secret", Passphrase: "gt-pass", Permissions: []exgate.Permission{exgate.PermissionRead},
 	}
-	sim := exgate.Credential{ClientAPIKey: "alice", Name: "demo", Exchange: exgate.ExchangeSim}
+	sim := exgate.Credential{ClientAPIKey: "alice", Name: "demo", Exchange: "sim"}
 
 	var added []exgate.Credential
 	t.Run("add and read", func(t *testing.T) {
@@ -189,7 +189,7 @@ func (s suite) testCredentials(t *testing.T) {
 
 	t.Run("errors", func(t *testing.T) {
 		dup := binance
-		dup.Exchange = exgate.ExchangeKraken
+		dup.Exchange = "kraken"
 		unknown := binance
 		unknown.ClientAPIKey = "nobody"
 		revoked := binance
@@ -215,7 +215,7 @@ func (s suite) testCredentials(t *testing.T) {
 			})
 		}
 		got, err := e.Credential(ctx, "alice", "main")
-		if err != nil || got.Exchange != exgate.ExchangeBinance {
+		if err != nil || got.Exchange != "binance" {
 			t.Fatalf("after duplicate add: Credential = %v, %v; want the first", got, err)
 		}
 	})

@@ -27,7 +27,7 @@ func (s suite) testPaperCredentials(t *testing.T) {
 			Permissions: []exgate.Permission{exgate.PermissionTrade}}
 		if paper {
 			c.PaperBalances = bal
-		} else if exchange != exgate.ExchangeSim {
+		} else if exchange != "sim" {
 			c.Key, c.Secret = "k", "s"
 		}
 		got, err := e.AddCredential(ctx, c)
@@ -40,7 +40,7 @@ func (s suite) testPaperCredentials(t *testing.T) {
 	paperB2 := add("paper-b2", "binance", true)
 	paperG := add("paper-g", "gateio", true)
 	live := add("live-b", "binance", false)
-	simKey := add("sim", exgate.ExchangeSim, false)
+	simKey := add("sim", "sim", false)
 
 	got, err := e.Credential(ctx, "papa", "paper-b")
 	if err != nil {

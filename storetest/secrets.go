@@ -27,9 +27,9 @@ func (s suite) testSecretsAtRest(t *testing.T) {
 		}
 	}
 	for _, c := range []exgate.Credential{
-		{ClientAPIKey: "k1", Name: "a", Exchange: exgate.ExchangeGateio, Key: "key-a", Secret: exSecret, Passphrase: exPass},
-		{ClientAPIKey: "k1", Name: "b", Exchange: exgate.ExchangeGateio, Key: "key-b", Secret: exSecret + "-b", Passphrase: exPass + "-b"},
-		{ClientAPIKey: "k2", Name: "a", Exchange: exgate.ExchangeGateio, Key: "key-c", Secret: exSecret + "-c", Passphrase: exPass + "-c"},
+		{ClientAPIKey: "k1", Name: "a", Exchange: "gateio", Key: "key-a", Secret: exSecret, Passphrase: exPass},
+		{ClientAPIKey: "k1", Name: "b", Exchange: "gateio", Key: "key-b", Secret: exSecret + "-b", Passphrase: exPass + "-b"},
+		{ClientAPIKey: "k2", Name: "a", Exchange: "gateio", Key: "key-c", Secret: exSecret + "-c", Passphrase: exPass + "-c"},
 	} {
 		if _, err := e.AddCredential(ctx, c); err != nil {
 			t.Fatal(err)

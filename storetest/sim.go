@@ -52,7 +52,7 @@ func (e env) simCredential(t *testing.T, apiKey, name string) exgate.Credential 
 			t.Fatal(err)
 		}
 	}
-	c, err := e.AddCredential(ctx, exgate.Credential{ClientAPIKey: apiKey, Name: name, Exchange: exgate.ExchangeSim})
+	c, err := e.AddCredential(ctx, exgate.Credential{ClientAPIKey: apiKey, Name: name, Exchange: "sim"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -220,7 +220,7 @@ func (c *conn) handle(ctx context.Context, frame []byte) {
 		c.send(errorOf(req, exgate.Errorf(exgate.CodeExchangeUnavailable, "exchange %q is not enabled on this gateway", c.cred.Exchange)))
 		return
 	}
-	st, ok := exgate.AsStreamer(ex)
+	st, ok := exgate.Ability[exgate.Streamer](ex)
 	if !ok {
 		c.send(errorOf(req, exgate.Errorf(exgate.CodeNotImplemented, "streams are not available on %s through this gateway yet", c.cred.Exchange)))
 		return
@@ -247,7 +247,7 @@ func (c *conn) handle(ctx context.Context, frame []byte) {
 // inverse pair when that one is listed (docs/contract.md 2.3), when the
 // adapter can list its markets; otherwise the Watch refuses it.
 func (h *Hub) checkSymbol(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, sym exgate.Symbol) *exgate.Error {
-	om, ok := exgate.AsOrderManager(ex)
+	om, ok := exgate.Ability[exgate.OrderManager](ex)
 	if !ok {
 		return nil
 	}

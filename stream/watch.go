@@ -50,7 +50,7 @@ func (h *Hub) Watch(ctx context.Context, exchange string, req Request, deliver f
 	if !ok {
 		return exgate.Errorf(exgate.CodeExchangeUnavailable, "exchange %q is not enabled on this gateway", exchange)
 	}
-	st, ok := exgate.AsStreamer(ex)
+	st, ok := exgate.Ability[exgate.Streamer](ex)
 	if !ok {
 		return exgate.Errorf(exgate.CodeNotImplemented, "streams are not available on %s through this gateway yet", exchange)
 	}

@@ -20,6 +20,8 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/cmd/internal/gateway"
+	"github.com/exgate/exgate/exchange"
+	"github.com/exgate/exgate/exchange/binance"
 	"github.com/exgate/exgate/exchange/binance/binancefake"
 	"github.com/exgate/exgate/internal/loadtest"
 )
@@ -127,8 +129,8 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	_, _ = rand.Read(mk[:])
 	masterKey := base64.StdEncoding.EncodeToString(mk[:])
 	startGateway := func(coalescing bool, age time.Duration, klineMemory int, dir string) (string, []exgate.ClientKey, func(), error) {
-		cfg := &gateway.Config{DataDir: dir, BinanceURL: up.URL, KrakenURL: "http://127.0.0.1:1", GateioURL: "http://127.0.0.1:1",
-			Coalesce: coalescing, MarketDataMaxAge: age, KlineMemory: klineMemory, LogFormat: "text"}
+		cfg := &gateway.Config{DataDir: dir, ExchangeSettings: benchExchanges(up.URL),
+			Coalesce: coalescing, MarketDataMaxAge: age, LogFormat: "text"}
 		if *databaseURL != "" {
 			cfg.DatabaseURL, cfg.MasterKey = *databaseURL, masterKey
 		}
@@ -142,15 +144,20 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if err != nil {
 				break
 			}
-			_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: keys[i%len(keys)].APIKey, Name: exchangeKeyName(i), Exchange: exgate.ExchangeBinance,
+			_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: keys[i%len(keys)].APIKey, Name: exchangeKeyName(i), Exchange: "binance",
 				Key: a.key, Secret: a.secret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
 		}
 		if err != nil {
 			st.Close()
 			return "", nil, nil, err
 		}
-		h := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler)).API
-		u, stop, err := serveLoopback(h)
+		g, err := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler),
+			gateway.WithAdapters(binance.AdapterWith(binance.Options{KlineMemory: klineMemory})))
+		if err != nil {
+			st.Close()
+			return "", nil, nil, err
+		}
+		u, stop, err := serveLoopback(g.API)
 		if err != nil {
 			st.Close()
 			return "", nil, nil, err
@@ -358,4 +365,10 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// benchExchanges points Binance at the upstream under test and the other
+// REST exchanges at a closed port (the bench calls only Binance).
+func benchExchanges(binanceURL string) map[string]exchange.Settings {
+	return map[string]exchange.Settings{"binance": {"url": binanceURL}, "kraken": {"url": "http://127.0.0.1:1"}, "gateio": {"url": "http://127.0.0.1:1"}}
 }

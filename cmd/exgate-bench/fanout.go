@@ -25,6 +25,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/client"
 	"github.com/exgate/exgate/cmd/internal/gateway"
+	"github.com/exgate/exgate/exchange"
 )
 
 // benchFanout measures GET /v1/stream (docs/contract.md 2.5) fanning one
@@ -59,8 +60,7 @@ func benchFanout(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	// The gateway as serve builds it, its sim replaced by the synthetic
 	// streaming exchange; no client limit (1000 handshakes at once).
 	syn := &syntheticBook{every: time.Second / time.Duration(*rate)}
-	cfg := &gateway.Config{DataDir: dataDir, BinanceURL: "http://127.0.0.1:1", KrakenURL: "http://127.0.0.1:1", GateioURL: "http://127.0.0.1:1",
-		LogFormat: "text", NoAudit: true, Adapters: map[string]exgate.Exchange{exgate.ExchangeSim: syn}}
+	cfg := &gateway.Config{DataDir: dataDir, ExchangeSettings: benchExchanges("http://127.0.0.1:1"), LogFormat: "text"}
 	st, err := gateway.OpenStore(ctx, cfg)
 	if err != nil {
 		return err
@@ -75,11 +75,16 @@ func benchFanout(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: exgate.ExchangeSim}); err != nil {
+	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: "sim"}); err != nil {
 		return err
 	}
-	h := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler)).API
-	gwURL, stopGW, err := serveLoopback(h)
+	g, err := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler), gateway.WithoutAudit(),
+		gateway.WithAdapters(exchange.Adapter{Name: "sim", InProcess: true,
+			Build: func(exchange.Env) (exgate.Exchange, error) { return syn, nil }}))
+	if err != nil {
+		return err
+	}
+	gwURL, stopGW, err := serveLoopback(g.API)
 	if err != nil {
 		return err
 	}
@@ -324,7 +329,7 @@ type syntheticBook struct {
 	watches atomic.Int32
 }
 
-func (s *syntheticBook) Name() string { return exgate.ExchangeSim }
+func (s *syntheticBook) Name() string { return "sim" }
 
 func (s *syntheticBook) WatchOrders(ctx context.Context, _ exgate.Credential, _ func(exgate.Order)) error {
 	<-ctx.Done()

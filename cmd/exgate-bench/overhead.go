@@ -34,8 +34,7 @@ func benchOverhead(ctx context.Context, conc int, dur time.Duration, rounds int,
 	defer os.RemoveAll(dataDir)
 
 	start := func(observed bool, dir string) (string, []exgate.ClientKey, func(), error) {
-		cfg := &gateway.Config{DataDir: dir, BinanceURL: up.URL, KrakenURL: "http://127.0.0.1:1", GateioURL: "http://127.0.0.1:1",
-			LogFormat: "text", NoAudit: !observed}
+		cfg := &gateway.Config{DataDir: dir, ExchangeSettings: benchExchanges(up.URL), LogFormat: "text"}
 		st, err := gateway.OpenStore(ctx, cfg)
 		if err != nil {
 			return "", nil, nil, err
@@ -44,13 +43,13 @@ func benchOverhead(ctx context.Context, conc int, dur time.Duration, rounds int,
 		keys, err := newBenchClientKeys(ctx, st)
 		for _, key := range keys {
 			if err == nil {
-				_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: exgate.ExchangeBinance,
+				_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: "binance",
 					Key: apiKey, Secret: secret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
 			}
 			if err == nil {
 				// Orders go to sim: Binance (and its fake) allow an account 100
 				// orders per 10 s, which would measure the exchange's limit.
-				_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "sim", Exchange: exgate.ExchangeSim,
+				_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "sim", Exchange: "sim",
 					Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
 			}
 		}
@@ -62,7 +61,15 @@ func benchOverhead(ctx context.Context, conc int, dur time.Duration, rounds int,
 		if observed {
 			m = metrics.New()
 		}
-		g := gateway.BuildWithMetrics(cfg, st, state, slog.New(slog.DiscardHandler), m)
+		opts := []gateway.Option{gateway.WithMetrics(m)}
+		if !observed {
+			opts = append(opts, gateway.WithoutAudit())
+		}
+		g, err := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler), opts...)
+		if err != nil {
+			st.Close()
+			return "", nil, nil, err
+		}
 		h, jr := g.API, g.Journal
 		runCtx, cancel := context.WithCancel(ctx)
 		go jr.Run(runCtx)

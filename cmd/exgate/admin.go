@@ -112,7 +112,7 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 	}
 	sub := args[0]
 	if isHelp(sub) {
-		fmt.Fprintln(stdout, "usage: exgate exchange-keys add --api-key K --name N --exchange binance|kraken|gateio|sim [--key EK --secret-stdin | --paper [--balances A=N,…]] [--permissions P] | list --api-key K | remove --api-key K --name N | allow-address | deny-address | list-addresses")
+		fmt.Fprintln(stdout, "usage: exgate exchange-keys add --api-key K --name N --exchange "+gateway.ExchangeList("|")+" [--key EK --secret-stdin | --paper [--balances A=N,…]] [--permissions P] | list --api-key K | remove --api-key K --name N | allow-address | deny-address | list-addresses")
 		return nil
 	}
 	switch sub {
@@ -122,7 +122,7 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 	fs, cfg := gateway.NewFlagSet("exchange-keys "+sub, getenv, stderr, false)
 	apiKey := fs.String("api-key", "", "the client API key the exchange key belongs to")
 	name := fs.String("name", "", "the exchange key's name, sent by clients in X-API-EXCHANGE-KEY")
-	exchange := fs.String("exchange", "", "binance, kraken, gateio or sim")
+	exchange := fs.String("exchange", "", gateway.ExchangeList(""))
 	key := fs.String("key", "", "the exchange API key (optional for sim)")
 	secret := fs.String("secret", "", "the exchange API secret (optional for sim); prefer --secret-stdin, which keeps it out of the process list and shell history")
 	passphrase := fs.String("passphrase", "", "the exchange API passphrase, where the exchange has one; prefer --secret-stdin")
@@ -164,7 +164,7 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 		}
 		cred = exgate.Credential{ClientAPIKey: *apiKey, Name: *name, Exchange: strings.ToLower(*exchange),
 			Key: *key, Secret: *secret, Passphrase: *passphrase, Permissions: ps, Paper: *paperKey, PaperBalances: balances}
-		if err := cred.Check(); err != nil {
+		if err := gateway.CheckCredential(cred); err != nil {
 			if e, ok := errors.AsType[*exgate.Error](err); ok && e.Param != "" {
 				return fmt.Errorf("exchange-keys add: --%s: %s", e.Param, e.Detail)
 			}

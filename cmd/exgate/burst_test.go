@@ -45,7 +45,7 @@ func TestBurstNeverFloodsBinance(t *testing.T) {
 
 	const n = 5 * weightLimit / 2
 	ctx := t.Context()
-	cfg := &gateway.Config{DataDir: t.TempDir(), BinanceURL: counting.URL, KrakenURL: "http://127.0.0.1:1", GateioURL: "http://127.0.0.1:1",
+	cfg := &gateway.Config{DataDir: t.TempDir(), ExchangeSettings: binanceOnly(counting.URL),
 		RequestTimeout: 5 * time.Second}
 	st, err := gateway.OpenStore(ctx, cfg)
 	if err != nil {
@@ -57,10 +57,14 @@ func TestBurstNeverFloodsBinance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "b", Exchange: exgate.ExchangeBinance, Key: "bk", Secret: "bs"}); err != nil {
+	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: key.APIKey, Name: "b", Exchange: "binance", Key: "bk", Secret: "bs"}); err != nil {
 		t.Fatal(err)
 	}
-	h := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler)).API
+	g, err := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := g.API
 	gw := httptest.NewServer(h)
 	t.Cleanup(gw.Close)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/client"
 	"github.com/exgate/exgate/cmd/internal/gateway"
+	"github.com/exgate/exgate/exchange/sim"
 )
 
 // demoLabel marks the client key demo creates and reuses.
@@ -45,7 +46,7 @@ func ensureDemo(ctx context.Context, st exgate.Store) (exgate.ClientKey, exgate.
 	cred, err := st.Credential(ctx, key.APIKey, demoExchangeKey)
 	if errors.Is(err, exgate.ErrNotFound) {
 		cred, err = st.AddCredential(ctx, exgate.Credential{
-			ClientAPIKey: key.APIKey, Name: demoExchangeKey, Exchange: exgate.ExchangeSim,
+			ClientAPIKey: key.APIKey, Name: demoExchangeKey, Exchange: sim.Name,
 			Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade, exgate.PermissionWithdraw},
 		})
 		if err == nil {

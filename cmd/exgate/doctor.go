@@ -13,8 +13,8 @@ import (
 )
 
 // rightsReader is an adapter that can read an API key's rights from the
-// exchange: Binance all of them, Gate.io only its IP whitelist; Kraken
-// publishes no such call.
+// exchange (exchange/<x>/doctor.go), where the exchange publishes such a
+// call; found through any wrapper (exgate.Ability).
 type rightsReader interface {
 	KeyRights(ctx context.Context, cred exgate.Credential) (exgate.KeyRights, error)
 }
@@ -84,8 +84,10 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		defer state.Close()
 	}
-	cfg.Coalesce = false // the adapters themselves, for their doctor calls
-	exchanges := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler)).Exchanges
+	g, err := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
 
 	creds, err := allCredentials(ctx, st)
 	if err != nil {
@@ -95,11 +97,14 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	for _, c := range creds {
 		used[c.Exchange] = true
 	}
-	for _, name := range []string{exgate.ExchangeBinance, exgate.ExchangeKraken, exgate.ExchangeGateio} {
-		d.checkClock(ctx, name, exchanges[name], used[name])
+	inProcess := map[string]bool{}
+	for _, a := range g.Adapters {
+		if inProcess[a.Name] = a.InProcess; !a.InProcess {
+			d.checkClock(ctx, a.Name, g.Exchanges[a.Name], used[a.Name])
+		}
 	}
 	for _, c := range creds {
-		d.checkCredential(ctx, c, exchanges[c.Exchange])
+		d.checkCredential(ctx, c, g.Exchanges[c.Exchange], inProcess[c.Exchange])
 	}
 	if d.fails > 0 {
 		return fmt.Errorf("doctor: %d check(s) failed", d.fails)
@@ -139,11 +144,12 @@ func (d *doctor) checkClock(ctx context.Context, name string, ex exgate.Exchange
 }
 
 // checkCredential calls the exchange with the credential (a balance read)
-// and, where the exchange tells, compares its rights with exgate's.
-func (d *doctor) checkCredential(ctx context.Context, c exgate.Credential, ex exgate.Exchange) {
+// and, where the exchange tells, compares its rights with exgate's. An
+// exchange simulated in process has nothing to check.
+func (d *doctor) checkCredential(ctx context.Context, c exgate.Credential, ex exgate.Exchange, inProcess bool) {
 	what := "key " + clipKey(c.ClientAPIKey) + "/" + c.Name
-	if c.Exchange == exgate.ExchangeSim {
-		d.ok(what, "sim: nothing to check")
+	if inProcess {
+		d.ok(what, "%s: nothing to check", c.Exchange)
 		return
 	}
 	if c.Paper {

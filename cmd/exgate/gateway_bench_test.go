@@ -11,6 +11,7 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/cmd/internal/gateway"
+	"github.com/exgate/exgate/exchange"
 	"github.com/exgate/exgate/exchange/binance/binancefake"
 	"github.com/exgate/exgate/internal/loadtest"
 )
@@ -76,7 +77,7 @@ func BenchmarkProxyKlines(b *testing.B) {
 // requests (limit 500).
 func newKlinesGateway(tb testing.TB, upstream string, coalescing bool) (http.Handler, func() *http.Request) {
 	tb.Helper()
-	cfg := &gateway.Config{DataDir: tb.TempDir(), BinanceURL: upstream, KrakenURL: "http://127.0.0.1:1", GateioURL: "http://127.0.0.1:1", LogFormat: "text", Coalesce: coalescing}
+	cfg := &gateway.Config{DataDir: tb.TempDir(), ExchangeSettings: binanceOnly(upstream), LogFormat: "text", Coalesce: coalescing}
 	st, err := gateway.OpenStore(tb.Context(), cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -90,11 +91,15 @@ func newKlinesGateway(tb testing.TB, upstream string, coalescing bool) (http.Han
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := st.AddCredential(tb.Context(), exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: exgate.ExchangeBinance,
+	if _, err := st.AddCredential(tb.Context(), exgate.Credential{ClientAPIKey: key.APIKey, Name: "bench", Exchange: "binance",
 		Key: "benchkey", Secret: "benchsecret", Permissions: []exgate.Permission{exgate.PermissionRead}}); err != nil {
 		tb.Fatal(err)
 	}
-	h := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler)).API
+	g, err := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h := g.API
 	return h, func() *http.Request {
 		target, err := loadtest.SignedURL("http://gateway/v1/market/recent-klines?"+benchQuery, key.Secret)
 		if err != nil {
@@ -138,4 +143,10 @@ func TestKlinesJSONPaths(t *testing.T) {
 			t.Errorf("answer %d: the current kline did not change", i+1)
 		}
 	}
+}
+
+// binanceOnly points Binance at url and the other REST exchanges at a
+// closed port.
+func binanceOnly(url string) map[string]exchange.Settings {
+	return map[string]exchange.Settings{"binance": {"url": url}, "kraken": {"url": "http://127.0.0.1:1"}, "gateio": {"url": "http://127.0.0.1:1"}}
 }

@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/exgate/exgate/cmd/internal/gateway"
 )
 
 func main() {
@@ -25,7 +27,9 @@ func main() {
 	}
 }
 
-const usage = `usage: exgate <command> [flags] [args]
+// usageFormat is the usage text; %s is the registered exchanges
+// (gateway.ExchangeList).
+const usageFormat = `usage: exgate <command> [flags] [args]
 
 commands:
   serve                       run the gateway
@@ -34,7 +38,7 @@ commands:
   keys set-allow-ip --api-key K --allow-ip CIDR,...   change a key's IP allowlist ("" removes it)
   keys list                   list client keys
   keys revoke --api-key K     revoke a client key
-  exchange-keys add --api-key K --name N --exchange binance|kraken|gateio|sim [--key EK --secret-stdin] [--permissions read,trade,withdraw]
+  exchange-keys add --api-key K --name N --exchange %s [--key EK --secret-stdin] [--permissions read,trade,withdraw]
   exchange-keys list --api-key K
   exchange-keys remove --api-key K --name N
   exchange-keys allow-address --api-key K --name N --asset A --network NW --address X [--tag T] [--hold 24h]
@@ -65,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 func dispatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprintf(stderr, usageFormat, gateway.ExchangeList("|"))
 		return fmt.Errorf("no command given")
 	}
 	cmd, rest := args[0], args[1:]
@@ -91,9 +95,9 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	case "stream":
 		return runStream(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprintf(stdout, usageFormat, gateway.ExchangeList("|"))
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
+	fmt.Fprintf(stderr, usageFormat, gateway.ExchangeList("|"))
 	return fmt.Errorf("unknown command %q", cmd)
 }

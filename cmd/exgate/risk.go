@@ -299,7 +299,10 @@ func cancelOpenOrders(ctx context.Context, cfg *gateway.Config, st exgate.Store,
 		return 0, err
 	}
 	defer state.Close()
-	g := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
+	g, err := gateway.Build(cfg, st, state, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return 0, err
+	}
 	keys := []string{target}
 	if target == exgate.RiskHaltAll {
 		all, err := st.ListClientKeys(ctx)

@@ -11,8 +11,8 @@ import (
 	"net/http/pprof"
 	"time"
 
-	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/cmd/internal/gateway"
+	"github.com/exgate/exgate/exchange/sim"
 	"github.com/exgate/exgate/metrics"
 )
 
@@ -53,7 +53,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		// are served at /metrics only on --metrics-addr.
 		m = metrics.New()
 	}
-	g := gateway.BuildWithMetrics(cfg, st, state, log, m)
+	g, err := gateway.Build(cfg, st, state, log, gateway.WithMetrics(m))
+	if err != nil {
+		return err
+	}
 	handler, jr := g.API, g.Journal
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -94,7 +97,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	if demo {
-		err := printDemo(ctx, st, g.Exchanges[exgate.ExchangeSim], stdout, "http://"+ln.Addr().String())
+		err := printDemo(ctx, st, g.Exchanges[sim.Name], stdout, "http://"+ln.Addr().String())
 		if err == nil && cln != nil {
 			err = printConsoleLogin(ctx, st, cfg, cln.Addr(), stdout)
 		}

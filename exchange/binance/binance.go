@@ -109,6 +109,6 @@ func New(opts Options) *Exchange {
 }
 
 // Name returns "binance".
-func (e *Exchange) Name() string { return exgate.ExchangeBinance }
+func (e *Exchange) Name() string { return Name }
 
 var _ exgate.OrderManager = (*Exchange)(nil)

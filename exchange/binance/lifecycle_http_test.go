@@ -51,7 +51,7 @@ func newAPIGateway(t *testing.T) *apiGateway {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	exchanges := map[string]exgate.Exchange{exgate.ExchangeBinance: ex}
+	exchanges := map[string]exgate.Exchange{binance.Name: ex}
 	srv := httpapi.New(httpapi.Config{
 		Keys:      st,
 		Exchanges: exchanges,
@@ -65,7 +65,7 @@ func newAPIGateway(t *testing.T) *apiGateway {
 	if err := st.CreateClientKey(ctx, exgate.ClientKey{APIKey: "client-key", Secret: "client-secret", Label: "bot", CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client-key", Name: "main", Exchange: exgate.ExchangeBinance,
+	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "client-key", Name: "main", Exchange: binance.Name,
 		Key: fakeKey, Secret: fakeSecret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}}); err != nil {
 		t.Fatal(err)
 	}

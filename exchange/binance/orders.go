@@ -246,7 +246,7 @@ func (e *Exchange) normalizeOrder(ctx context.Context, mk *market, o orderJSON, 
 		Side:             exgate.Side(o.Side),
 		Quantity:         exgate.NewNumber(qty),
 		QuantityIn:       in.Asset(mk.pair),
-		Exchange:         exgate.ExchangeBinance,
+		Exchange:         Name,
 		ClientOrderID:    id,
 		ExchangeOrderID:  strconv.FormatInt(o.OrderID, 10),
 		ExecutedQuantity: exgate.NumberPtr(o.ExecutedQty.Decimal),
@@ -532,7 +532,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		return exgate.Order{ID: r.ClientOrderID, Asset1: mk.pair.Base, Asset2: mk.pair.Quote, Status: exgate.OrderTest,
 			Type: exgate.OrderTypeLimit, Side: r.Side, Quantity: exgate.NewNumber(q), QuantityIn: mk.pair.Base,
 			Price: exgate.NumberPtr(r.Price), TimeInForce: r.TimeInForce, PostOnly: r.PostOnly,
-			OpenAt: now, CloseAt: now, Exchange: exgate.ExchangeBinance, ClientOrderID: r.ClientOrderID}, nil
+			OpenAt: now, CloseAt: now, Exchange: Name, ClientOrderID: r.ClientOrderID}, nil
 	case req.Market != nil:
 		r := *req.Market
 		mk, err := rest.PrepareOrder(ctx, r, clientIDRule, false, e.markets.lookup)
@@ -557,7 +557,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		if _, err := e.c.do(ctx, request{ep: epTestOrder, params: p, cred: &cred}); err != nil {
 			return exgate.Order{}, err
 		}
-		return rest.TestedMarketOrder(exgate.ExchangeBinance, r, mk.pair, plan.report, plan.reportIn, now), nil
+		return rest.TestedMarketOrder(Name, r, mk.pair, plan.report, plan.reportIn, now), nil
 	}
 	return exgate.Order{}, exgate.ParamError("type", "a test order is a market or a limit order")
 }

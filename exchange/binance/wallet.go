@@ -216,7 +216,7 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 		Timestamp:          e.c.Now().UnixMilli(),
 		Network:            networkFromBinance(nw.Network),
 		Tag:                req.Tag,
-		Exchange:           exgate.ExchangeBinance,
+		Exchange:           Name,
 		ClientWithdrawalID: req.ClientWithdrawalID,
 		ExchangeID:         id,
 	}
@@ -358,7 +358,7 @@ func parseWithdrawals(body []byte) ([]exgate.Withdrawal, error) {
 			TxID:               r.TxID,
 			Network:            networkFromBinance(r.Network),
 			Tag:                r.AddressTag,
-			Exchange:           exgate.ExchangeBinance,
+			Exchange:           Name,
 			ClientWithdrawalID: r.WithdrawOrderID,
 			ExchangeID:         id,
 			RawStatus:          strconv.Itoa(r.Status),

@@ -101,4 +101,4 @@ func New(opts Options) *Exchange {
 }
 
 // Name returns "gateio".
-func (e *Exchange) Name() string { return exgate.ExchangeGateio }
+func (e *Exchange) Name() string { return Name }

@@ -56,7 +56,7 @@ func newEnv(tb testing.TB, o envOptions) *env {
 	return &env{
 		srv: srv,
 		ex:  gateio.New(ao),
-		cred: exgate.Credential{ID: 7, Name: "gate", Exchange: exgate.ExchangeGateio, Key: acc.APIKey, Secret: acc.Secret,
+		cred: exgate.Credential{ID: 7, Name: "gate", Exchange: gateio.Name, Key: acc.APIKey, Secret: acc.Secret,
 			Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade, exgate.PermissionWithdraw}},
 	}
 }

@@ -39,7 +39,7 @@ func newAPIEnv(t *testing.T) *apiEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	exchanges := map[string]exgate.Exchange{exgate.ExchangeGateio: e.ex}
+	exchanges := map[string]exgate.Exchange{gateio.Name: e.ex}
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges, Now: time.Now})
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{
 		Keys: st, Exchanges: exchanges, Ledger: jr,

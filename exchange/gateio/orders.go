@@ -443,7 +443,7 @@ func (e *Exchange) normalizeOrder(p *pair, o orderJSON, id string, qty decimal.D
 		Side:            exgate.Side(strings.ToUpper(o.Side)),
 		Quantity:        exgate.NewNumber(qty),
 		QuantityIn:      in.Asset(p.sym),
-		Exchange:        exgate.ExchangeGateio,
+		Exchange:        Name,
 		ClientOrderID:   id,
 		ExchangeOrderID: string(o.ID),
 	}
@@ -533,7 +533,7 @@ func (e *Exchange) limitAsSent(p *pair, req exgate.LimitOrderRequest, qty decima
 	return exgate.Order{
 		ID: req.ClientOrderID, Asset1: p.sym.Base, Asset2: p.sym.Quote, Status: status, Type: exgate.OrderTypeLimit,
 		Side: req.Side, Quantity: exgate.NewNumber(qty), QuantityIn: p.sym.Base, OpenAt: now, CloseAt: now,
-		Exchange: exgate.ExchangeGateio, ClientOrderID: req.ClientOrderID,
+		Exchange: Name, ClientOrderID: req.ClientOrderID,
 		Price: exgate.NumberPtr(req.Price), TimeInForce: req.TimeInForce, PostOnly: req.PostOnly,
 	}
 }
@@ -635,7 +635,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		if err != nil {
 			return exgate.Order{}, err
 		}
-		return rest.TestedMarketOrder(exgate.ExchangeGateio, r, p.sym, plan.qty, r.QuantityIn, e.c.Now().UnixMilli()), nil
+		return rest.TestedMarketOrder(Name, r, p.sym, plan.qty, r.QuantityIn, e.c.Now().UnixMilli()), nil
 	}
 	return exgate.Order{}, exgate.ParamError("test", "nothing to test")
 }

@@ -375,7 +375,7 @@ func (e *Exchange) normalizeWithdrawal(w withdrawalJSON, id string) exgate.Withd
 		Timestamp:          ts,
 		Network:            networkOf(w.Chain),
 		Tag:                w.Memo,
-		Exchange:           exgate.ExchangeGateio,
+		Exchange:           Name,
 		ClientWithdrawalID: id,
 		ExchangeID:         string(w.ID),
 		RawStatus:          w.Status,

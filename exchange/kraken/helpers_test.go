@@ -148,7 +148,7 @@ func newEnv(t testing.TB, fakeOpts krakenfake.Options, edit func(*kraken.Options
 		ex:      kraken.New(opts),
 		limiter: lim,
 		cred: exgate.Credential{
-			ID: 1, Name: "main", Exchange: exgate.ExchangeKraken, Key: testKey, Secret: testSecret,
+			ID: 1, Name: "main", Exchange: kraken.Name, Key: testKey, Secret: testSecret,
 			Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade, exgate.PermissionWithdraw},
 		},
 	}

@@ -129,6 +129,6 @@ func New(opts Options) *Exchange {
 }
 
 // Name returns "kraken".
-func (e *Exchange) Name() string { return exgate.ExchangeKraken }
+func (e *Exchange) Name() string { return Name }
 
 var _ exgate.OrderManager = (*Exchange)(nil)

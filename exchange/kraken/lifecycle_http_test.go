@@ -53,11 +53,11 @@ func newAPIGateway(t *testing.T) *apiGateway {
 	if err := st.CreateClientKey(t.Context(), exgate.ClientKey{APIKey: g.apiKey, Secret: g.secret, Label: "client-a", CreatedAt: now()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.AddCredential(t.Context(), exgate.Credential{ClientAPIKey: g.apiKey, Name: "main", Exchange: exgate.ExchangeKraken,
+	if _, err := st.AddCredential(t.Context(), exgate.Credential{ClientAPIKey: g.apiKey, Name: "main", Exchange: "kraken",
 		Key: e.cred.Key, Secret: e.cred.Secret, Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}}); err != nil {
 		t.Fatal(err)
 	}
-	exchanges := map[string]exgate.Exchange{exgate.ExchangeKraken: e.ex}
+	exchanges := map[string]exgate.Exchange{"kraken": e.ex}
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges, Now: now})
 	g.srv = httptest.NewServer(httpapi.New(httpapi.Config{
 		Keys: st, Exchanges: exchanges, Ledger: jr,

@@ -83,7 +83,7 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 		Side:            req.Side,
 		OpenAt:          openAt,
 		CloseAt:         openAt,
-		Exchange:        exgate.ExchangeKraken,
+		Exchange:        Name,
 		ClientOrderID:   req.ClientOrderID,
 		ExchangeOrderID: txid,
 	}
@@ -258,7 +258,7 @@ func (m *markets) toOrder(txid string, o krakenOrder, sym exgate.Symbol) (exgate
 		QuantityIn:      sym.Base,
 		OpenAt:          openAt,
 		CloseAt:         closeAt,
-		Exchange:        exgate.ExchangeKraken,
+		Exchange:        Name,
 		ExchangeOrderID: txid,
 		RawStatus:       o.Status,
 	}
@@ -453,7 +453,7 @@ func (e *Exchange) planLimit(ctx context.Context, req exgate.LimitOrderRequest) 
 	return limitPlan{m: m, mk: mk, form: form, order: exgate.Order{
 		ID: req.ClientOrderID, Asset1: base, Asset2: quote, Status: exgate.OrderPending,
 		Type: exgate.OrderTypeLimit, Side: req.Side, Quantity: exgate.NewNumber(vol), QuantityIn: base,
-		OpenAt: now, CloseAt: now, Exchange: exgate.ExchangeKraken, ClientOrderID: req.ClientOrderID,
+		OpenAt: now, CloseAt: now, Exchange: Name, ClientOrderID: req.ClientOrderID,
 		Price: exgate.NumberPtr(req.Price), TimeInForce: req.TimeInForce, PostOnly: req.PostOnly,
 		ExecutedQuantity: exgate.NumberPtr(zero), QuoteQuantity: exgate.NumberPtr(zero),
 	}}, nil
@@ -567,7 +567,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		if err := e.c.private(ctx, cred, "AddOrder", form, kindValidate, mk.key, nil); err != nil {
 			return exgate.Order{}, err
 		}
-		return rest.TestedMarketOrder(exgate.ExchangeKraken, r, r.Symbol, plan.quantity, r.QuantityIn, e.now().UnixMilli()), nil
+		return rest.TestedMarketOrder(Name, r, r.Symbol, plan.quantity, r.QuantityIn, e.now().UnixMilli()), nil
 	}
 	return exgate.Order{}, exgate.ParamError("test", "nothing to test")
 }

@@ -593,7 +593,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	ex := kraken.New(kraken.Options{BaseURL: srv.URL})
-	cred := exgate.Credential{Exchange: exgate.ExchangeKraken, Key: testKey, Secret: testSecret}
+	cred := exgate.Credential{Exchange: kraken.Name, Key: testKey, Secret: testSecret}
 	if ex.Name() != "kraken" {
 		t.Errorf("Name() = %q", ex.Name())
 	}

@@ -417,7 +417,7 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 		Timestamp:          sentAt.UnixMilli(),
 		Network:            req.Network,
 		Tag:                req.Tag,
-		Exchange:           exgate.ExchangeKraken,
+		Exchange:           Name,
 		ClientWithdrawalID: req.ClientWithdrawalID,
 		ExchangeID:         res.Refid,
 	}
@@ -459,7 +459,7 @@ func (m *markets) toWithdrawal(r fundingRow, clientID string) exgate.Withdrawal 
 		TxID:               r.Txid,
 		Timestamp:          r.Time.Mul(decimal.NewFromInt(1000)).IntPart(),
 		Network:            transferNetwork(r.Method, r.Network),
-		Exchange:           exgate.ExchangeKraken,
+		Exchange:           Name,
 		ClientWithdrawalID: clientID,
 		ExchangeID:         r.Refid,
 		RawStatus:          rawTransferStatus(r.Status, r.StatusProp),

@@ -181,7 +181,7 @@ func TestPaperTradingOnTheBinanceFake(t *testing.T) {
 	fake.SetFault(log.hook(binanceSigned))
 	t.Cleanup(func() { log.check(t) })
 	live := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fake.Client(), Limiter: localstate.NewLimiter(time.Now)})
-	a := newAPIEnv(t, exgate.ExchangeBinance, live, "BTC=1,USDT=100000")
+	a := newAPIEnv(t, "binance", live, "BTC=1,USDT=100000")
 	if err := fake.SetBook("BTCUSDT",
 		[][2]string{{"59990.00", "0.5"}, {"59980.00", "1"}},
 		[][2]string{{"60010.00", "0.1"}, {"60020.00", "0.2"}, {"60050.00", "1"}}); err != nil {
@@ -296,7 +296,7 @@ func TestPaperTradingOnTheGateFake(t *testing.T) {
 	fake.SetFault(log.hook(func(r *http.Request) bool { return r.Header.Get("KEY") != "" || r.Header.Get("SIGN") != "" }))
 	t.Cleanup(func() { log.check(t) })
 	live := gateio.New(gateio.Options{BaseURL: fake.URL, HTTPClient: fake.Client(), Limiter: localstate.NewLimiter(time.Now)})
-	a := newAPIEnv(t, exgate.ExchangeGateio, live, "BTC=1,USDT=10000")
+	a := newAPIEnv(t, "gateio", live, "BTC=1,USDT=10000")
 	fake.SetBook("BTC_USDT",
 		[]gateiofake.Level{{Price: "59990.0", Amount: "1"}},
 		[]gateiofake.Level{{Price: "60010.0", Amount: "0.01"}, {Price: "60100.0", Amount: "0.02"}})
@@ -329,7 +329,7 @@ func TestPaperWithdrawals(t *testing.T) {
 	var log signedLog
 	fake.SetFault(log.hook(binanceSigned))
 	live := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fake.Client(), Limiter: localstate.NewLimiter(time.Now)})
-	a := newAPIEnv(t, exgate.ExchangeBinance, live, "BTC=1", exgate.PermissionWithdraw)
+	a := newAPIEnv(t, "binance", live, "BTC=1", exgate.PermissionWithdraw)
 	status, body := a.call("POST", "/v1/wallet/withdraw", "asset", "BTC", "network", "BTC", "address", "not-an-address", "amount", "0.1", "clientWithdrawalId", "pw-bad")
 	if status != http.StatusBadRequest || !strings.Contains(string(body), `"param":"address"`) {
 		t.Fatalf("malformed address: %d %s", status, body)

@@ -17,7 +17,7 @@ var testNow = time.Date(2026, 11, 22, 12, 34, 56, 789_000_000, time.UTC)
 
 func testCredential() exgate.Credential {
 	return exgate.Credential{
-		ID: 7, Name: "paper", Exchange: exgate.ExchangeSim,
+		ID: 7, Name: "paper", Exchange: sim.Name,
 		Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade, exgate.PermissionWithdraw},
 	}
 }

@@ -325,7 +325,7 @@ func (e *Exchange) prepareLimit(req exgate.LimitOrderRequest) (exgate.Order, dec
 		ID: req.ClientOrderID, Asset1: p.Base, Asset2: p.Quote, Status: exgate.OrderPending,
 		Type: exgate.OrderTypeLimit, Side: req.Side, Quantity: exgate.NewNumber(q), QuantityIn: p.Base,
 		Fees: exgate.NumberPtr(zero), FeesIn: feesIn, OpenAt: now.UnixMilli(), CloseAt: now.UnixMilli(),
-		Exchange: exgate.ExchangeSim, ClientOrderID: req.ClientOrderID,
+		Exchange: Name, ClientOrderID: req.ClientOrderID,
 		ExecutedQuantity: exgate.NumberPtr(zero), QuoteQuantity: exgate.NumberPtr(zero),
 		RawStatus: rawOrderNew, Price: exgate.NumberPtr(req.Price), TimeInForce: req.TimeInForce,
 		PostOnly: req.PostOnly,
@@ -376,7 +376,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 			ID: r.ClientOrderID, Asset1: p.Base, Asset2: p.Quote, Status: exgate.OrderTest,
 			Type: exgate.OrderTypeMarket, Side: r.Side, Quantity: exgate.NewNumber(f.quantity),
 			QuantityIn: r.QuantityIn.Asset(p.sym), OpenAt: now.UnixMilli(), CloseAt: now.UnixMilli(),
-			Exchange: exgate.ExchangeSim, ClientOrderID: r.ClientOrderID,
+			Exchange: Name, ClientOrderID: r.ClientOrderID,
 		}, nil
 	}
 	return exgate.Order{}, exgate.ParamError("test", "nothing to test")

@@ -111,7 +111,7 @@ func New(opts Options) *Exchange {
 }
 
 // Name returns "sim".
-func (e *Exchange) Name() string { return exgate.ExchangeSim }
+func (e *Exchange) Name() string { return Name }
 
 // InitialBalances returns what a new sim account holds.
 func InitialBalances() []exgate.BalanceChange {

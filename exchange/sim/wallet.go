@@ -240,7 +240,7 @@ func (e *Exchange) Withdraw(ctx context.Context, cred exgate.Credential, req exg
 		Timestamp:          now.UnixMilli(),
 		Network:            n.Code,
 		Tag:                req.Tag,
-		Exchange:           exgate.ExchangeSim,
+		Exchange:           Name,
 		ClientWithdrawalID: req.ClientWithdrawalID,
 		ExchangeID:         e.exchangeID(cred, req.ClientWithdrawalID),
 		RawStatus:          rawCompleted,

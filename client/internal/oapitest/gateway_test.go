@@ -32,7 +32,7 @@ func startGateway(t *testing.T) gateway {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	exchanges := map[string]exgate.Exchange{exgate.ExchangeSim: sim.New(sim.Options{Ledger: st})}
+	exchanges := map[string]exgate.Exchange{"sim": sim.New(sim.Options{Ledger: st})}
 	log := slog.New(slog.DiscardHandler)
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges, Logger: log})
 	h := httpapi.New(httpapi.Config{
@@ -50,7 +50,7 @@ func startGateway(t *testing.T) gateway {
 	if err := st.CreateClientKey(ctx, exgate.ClientKey{APIKey: g.APIKey, Secret: g.Secret, Label: "oapitest"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: g.APIKey, Name: g.ExchangeKey, Exchange: exgate.ExchangeSim,
+	if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: g.APIKey, Name: g.ExchangeKey, Exchange: "sim",
 		Key: "sim", Secret: "sim", Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
-	"github.com/exgate/exgate/exchange/binance"
-	"github.com/exgate/exgate/exchange/gateio"
-	"github.com/exgate/exgate/exchange/kraken"
+	"github.com/exgate/exgate/exchange"
 	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/internal/secretbox"
 	"github.com/exgate/exgate/postgres"
@@ -34,18 +32,11 @@ type Config struct {
 	DatabaseURL string
 	RedisURL    string
 	MasterKey   string
-	BinanceURL  string
-	// BinanceWSURL and BinanceWSAPIURL are Binance's WebSocket market
-	// streams and WebSocket API endpoints (the live streams); empty
-	// means Binance's production ones.
-	BinanceWSURL    string
-	BinanceWSAPIURL string
-	KrakenURL       string
-	GateioURL       string
-	// GateioWSURL and GateioWSPing are the Gate.io stream endpoint and
-	// ping interval (gateio.Options WSURL, WSPingInterval).
-	GateioWSURL      string
-	GateioWSPing     time.Duration
+	// ExchangeSettings are each adapter's settings by exchange and
+	// setting name (exchange.Setting): --<exchange>-<setting>, else
+	// EXGATE_<EXCHANGE>_<SETTING>, else its default. A setting left out
+	// is its default.
+	ExchangeSettings map[string]exchange.Settings
 	RequireTimestamp bool
 	ClientRate       int
 	ClientBurst      int
@@ -54,13 +45,7 @@ type Config struct {
 	RequestTimeout   time.Duration
 	MarketDataMaxAge time.Duration
 	LogFormat        string
-	KrakenTier       string
-	// KrakenWSURL and KrakenWSAuthURL are Kraken's WebSocket v2
-	// endpoints (streams); KrakenWSReadTimeout how long a stream
-	// connection may stay silent.
-	KrakenWSURL, KrakenWSAuthURL string
-	KrakenWSReadTimeout          time.Duration
-	TrustedProxies               string
+	TrustedProxies   string
 	// MetricsAddr serves Prometheus metrics when set (never the API's
 	// address).
 	MetricsAddr string
@@ -74,15 +59,6 @@ type Config struct {
 	MarketDataLimit string
 	OrderLimit      string
 	WithdrawalLimit string
-	// KlineMemory is binance.Options.KlineMemory; no flag sets it (bench
-	// compare turns it off to measure full conversions).
-	KlineMemory int
-	// NoAudit leaves the audit trail out; no flag sets it (bench compare
-	// --overhead measures what the audit costs).
-	NoAudit bool
-	// Adapters replace the adapters of those exchange names; no flag sets
-	// it (bench fanout streams from a synthetic exchange).
-	Adapters map[string]exgate.Exchange
 	// envErrs are the environment variables whose values could not be
 	// read; Validate reports them rather than running on a default.
 	envErrs []error
@@ -133,16 +109,19 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 	if server {
 		fs.StringVar(&c.Addr, "addr", env("EXGATE_ADDR", "127.0.0.1:8080"), "listen address (env EXGATE_ADDR)")
 		fs.StringVar(&c.RedisURL, "redis-url", env("EXGATE_REDIS_URL", ""), "redis://… to share limits, replay guard and nonces between instances (env EXGATE_REDIS_URL)")
-		fs.StringVar(&c.BinanceURL, "binance-url", env("EXGATE_BINANCE_URL", "https://api.binance.com"), "Binance REST base URL (env EXGATE_BINANCE_URL)")
-		fs.StringVar(&c.BinanceWSURL, "binance-ws-url", env("EXGATE_BINANCE_WS_URL", binance.DefaultStreamURL), "Binance WebSocket market streams base URL (env EXGATE_BINANCE_WS_URL)")
-		fs.StringVar(&c.BinanceWSAPIURL, "binance-ws-api-url", env("EXGATE_BINANCE_WS_API_URL", binance.DefaultWSAPIURL), "Binance WebSocket API URL, for the order stream (env EXGATE_BINANCE_WS_API_URL)")
-		fs.StringVar(&c.KrakenURL, "kraken-url", env("EXGATE_KRAKEN_URL", "https://api.kraken.com"), "Kraken REST base URL (env EXGATE_KRAKEN_URL)")
-		fs.StringVar(&c.KrakenWSURL, "kraken-ws-url", env("EXGATE_KRAKEN_WS_URL", kraken.DefaultWSURL), "Kraken public WebSocket v2 URL, for the book and klines streams (env EXGATE_KRAKEN_WS_URL)")
-		fs.StringVar(&c.KrakenWSAuthURL, "kraken-ws-auth-url", env("EXGATE_KRAKEN_WS_AUTH_URL", kraken.DefaultWSAuthURL), "Kraken authenticated WebSocket v2 URL, for the orders stream (env EXGATE_KRAKEN_WS_AUTH_URL)")
-		fs.DurationVar(&c.KrakenWSReadTimeout, "kraken-ws-read-timeout", envDuration("EXGATE_KRAKEN_WS_READ_TIMEOUT", 5*time.Second), "a Kraken stream connection silent this long is replaced; Kraken heartbeats every second (env EXGATE_KRAKEN_WS_READ_TIMEOUT)")
-		fs.StringVar(&c.GateioURL, "gateio-url", env("EXGATE_GATEIO_URL", "https://api.gateio.ws"), "Gate.io REST base URL (env EXGATE_GATEIO_URL)")
-		fs.StringVar(&c.GateioWSURL, "gateio-ws-url", env("EXGATE_GATEIO_WS_URL", gateio.DefaultWSURL), "Gate.io Spot WebSocket v4 URL of the live streams (env EXGATE_GATEIO_WS_URL)")
-		fs.DurationVar(&c.GateioWSPing, "gateio-ws-ping", envDuration("EXGATE_GATEIO_WS_PING", 10*time.Second), "how often a Gate.io stream pings; one silent for twice as long is reconnected (env EXGATE_GATEIO_WS_PING)")
+		c.ExchangeSettings = map[string]exchange.Settings{}
+		for _, a := range adapters() {
+			values := exchange.Settings{}
+			c.ExchangeSettings[a.Name] = values
+			for _, st := range a.Settings {
+				name := a.EnvVar(st)
+				if v := getenv(name); v != "" && st.Check != nil {
+					parsed(name, st.Check(v))
+				}
+				values[st.Name] = env(name, st.Default)
+				fs.Var(settingFlag{values, st.Name}, a.Flag(st), st.Help+" (env "+name+")")
+			}
+		}
 		fs.BoolVar(&c.RequireTimestamp, "require-timestamp", envBool("EXGATE_REQUIRE_TIMESTAMP", false), "refuse signed requests without a timestamp parameter (env EXGATE_REQUIRE_TIMESTAMP)")
 		fs.IntVar(&c.ClientRate, "client-rate-limit", envInt("EXGATE_CLIENT_RATE_LIMIT", 50), "requests per second allowed to each client key, 0 for none (env EXGATE_CLIENT_RATE_LIMIT)")
 		fs.IntVar(&c.ClientBurst, "client-burst", envInt("EXGATE_CLIENT_BURST", 100), "burst allowed to each client key (env EXGATE_CLIENT_BURST)")
@@ -155,7 +134,6 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 		fs.StringVar(&c.MarketDataLimit, "market-data-limit", env("EXGATE_MARKET_DATA_LIMIT", rateText(httpapi.DefaultRouteLimits().MarketData)), "market-data requests allowed to each client key, N/period, 0 for none (env EXGATE_MARKET_DATA_LIMIT)")
 		fs.StringVar(&c.OrderLimit, "order-limit", env("EXGATE_ORDER_LIMIT", rateText(httpapi.DefaultRouteLimits().Orders)), "order and cancel requests allowed to each client key, N/period, 0 for none (env EXGATE_ORDER_LIMIT)")
 		fs.StringVar(&c.WithdrawalLimit, "withdrawal-limit", env("EXGATE_WITHDRAWAL_LIMIT", rateText(httpapi.DefaultRouteLimits().Withdrawals)), "withdrawal requests allowed to each client key, N/period, 0 for none (env EXGATE_WITHDRAWAL_LIMIT)")
-		fs.StringVar(&c.KrakenTier, "kraken-tier", env("EXGATE_KRAKEN_TIER", string(kraken.TierStarter)), "the Kraken account's verification tier, which sets the call counter exgate paces for: starter, intermediate or pro (env EXGATE_KRAKEN_TIER)")
 		fs.StringVar(&c.LogFormat, "log-format", env("EXGATE_LOG_FORMAT", "text"), "log format: text or json (env EXGATE_LOG_FORMAT)")
 	}
 	return fs, c
@@ -177,30 +155,9 @@ func (c *Config) Validate() error {
 	if c.ClientRate < 0 || c.ClientBurst < 0 {
 		errs = append(errs, errors.New("--client-rate-limit and --client-burst must not be negative"))
 	}
-	switch kraken.Tier(c.KrakenTier) {
-	case "", kraken.TierStarter, kraken.TierIntermediate, kraken.TierPro:
-	default:
-		errs = append(errs, fmt.Errorf("--kraken-tier must be starter, intermediate or pro, not %q", c.KrakenTier))
-	}
-	for _, u := range []struct{ flag, url string }{
-		{"--binance-ws-url", c.BinanceWSURL}, {"--binance-ws-api-url", c.BinanceWSAPIURL},
-		{"--kraken-ws-url", c.KrakenWSURL}, {"--kraken-ws-auth-url", c.KrakenWSAuthURL},
-		{"--gateio-ws-url", c.GateioWSURL},
-	} {
-		if err := checkWebSocketURL(u.url); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", u.flag, err))
-		}
-	}
-	// Zero: the adapter's default (and the admin commands, which have no
-	// such flag).
-	if c.KrakenWSReadTimeout < 0 {
-		errs = append(errs, errors.New("--kraken-ws-read-timeout must not be negative"))
-	}
+	errs = append(errs, c.checkExchangeSettings()...)
 	if c.RequestTimeout < 0 || c.MarketDataMaxAge < 0 {
 		errs = append(errs, errors.New("--request-timeout and --market-data-max-age must not be negative"))
-	}
-	if c.GateioWSPing < 0 {
-		errs = append(errs, errors.New("--gateio-ws-ping must not be negative"))
 	}
 	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, errors.New("--log-format must be text or json"))
@@ -226,21 +183,31 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// checkWebSocketURL accepts an empty value (the default) or a ws:// or
-// wss:// URL with a host.
-func checkWebSocketURL(s string) error {
-	if s == "" {
-		return nil
+// checkExchangeSettings checks each adapter's settings by its own rules,
+// naming the flag and the variable.
+func (c *Config) checkExchangeSettings() []error {
+	var errs []error
+	for _, a := range adapters() {
+		for _, st := range a.Settings {
+			if st.Check == nil {
+				continue
+			}
+			if err := st.Check(c.ExchangeSettings[a.Name][st.Name]); err != nil {
+				errs = append(errs, fmt.Errorf("--%s (env %s): %w", a.Flag(st), a.EnvVar(st), err))
+			}
+		}
 	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return err
-	}
-	if (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-		return fmt.Errorf("%q is not a ws:// or wss:// URL", s)
-	}
-	return nil
+	return errs
 }
+
+// settingFlag is one adapter setting as a flag.
+type settingFlag struct {
+	values exchange.Settings
+	name   string
+}
+
+func (f settingFlag) String() string     { return f.values[f.name] }
+func (f settingFlag) Set(v string) error { f.values[f.name] = v; return nil }
 
 // ConsoleBaseURL is the URL the console's login links start with:
 // --console-url, else http:// and --console-addr (a wildcard host, such as

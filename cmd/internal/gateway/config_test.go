@@ -20,11 +20,11 @@ func TestServeConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults", nil, nil, func(c *Config) bool {
-			return c.ClientRate == 50 && c.Coalesce && c.RequestTimeout == 10*time.Second && c.KrakenTier == "starter" && c.MarketDataMaxAge == 0
+			return c.ClientRate == 50 && c.Coalesce && c.RequestTimeout == 10*time.Second && c.ExchangeSettings["kraken"]["tier"] == "starter" && c.MarketDataMaxAge == 0
 		}, ""},
 		{"environment", map[string]string{"EXGATE_CLIENT_RATE_LIMIT": "7", "EXGATE_MARKET_DATA_COALESCING": "false", "EXGATE_KRAKEN_TIER": "pro", "EXGATE_MARKET_DATA_MAX_AGE": "250ms"}, nil,
 			func(c *Config) bool {
-				return c.ClientRate == 7 && !c.Coalesce && c.KrakenTier == "pro" && c.MarketDataMaxAge == 250*time.Millisecond
+				return c.ClientRate == 7 && !c.Coalesce && c.ExchangeSettings["kraken"]["tier"] == "pro" && c.MarketDataMaxAge == 250*time.Millisecond
 			}, ""},
 		{"flag over environment", map[string]string{"EXGATE_CLIENT_RATE_LIMIT": "7"}, []string{"--client-rate-limit", "9"},
 			func(c *Config) bool { return c.ClientRate == 9 }, ""},
@@ -36,19 +36,19 @@ func TestServeConfig(t *testing.T) {
 		{"negative timeout", nil, []string{"--request-timeout", "-1s"}, nil, "--request-timeout"},
 		{"Binance WebSocket URLs", map[string]string{"EXGATE_BINANCE_WS_URL": "ws://127.0.0.1:9000"}, []string{"--binance-ws-api-url", "wss://ws.example/ws-api/v3"},
 			func(c *Config) bool {
-				return c.BinanceWSURL == "ws://127.0.0.1:9000" && c.BinanceWSAPIURL == "wss://ws.example/ws-api/v3"
+				return c.ExchangeSettings["binance"]["ws-url"] == "ws://127.0.0.1:9000" && c.ExchangeSettings["binance"]["ws-api-url"] == "wss://ws.example/ws-api/v3"
 			}, ""},
 		{"Binance WebSocket URL defaults", nil, nil, func(c *Config) bool {
-			return c.BinanceWSURL == "wss://stream.binance.com:9443" && c.BinanceWSAPIURL == "wss://ws-api.binance.com:443/ws-api/v3"
+			return c.ExchangeSettings["binance"]["ws-url"] == "wss://stream.binance.com:9443" && c.ExchangeSettings["binance"]["ws-api-url"] == "wss://ws-api.binance.com:443/ws-api/v3"
 		}, ""},
 		{"Binance WebSocket URL not a WebSocket URL", map[string]string{"EXGATE_BINANCE_WS_URL": "https://stream.binance.com"}, nil, nil, "--binance-ws-url"},
 		{"Binance WebSocket API URL without a host", nil, []string{"--binance-ws-api-url", "wss://"}, nil, "--binance-ws-api-url"},
 		{"Gate.io stream defaults", nil, nil, func(c *Config) bool {
-			return c.GateioWSURL == "wss://api.gateio.ws/ws/v4/" && c.GateioWSPing == 10*time.Second
+			return c.ExchangeSettings["gateio"]["ws-url"] == "wss://api.gateio.ws/ws/v4/" && c.ExchangeSettings["gateio"].Duration("ws-ping") == 10*time.Second
 		}, ""},
 		{"Gate.io stream environment", map[string]string{"EXGATE_GATEIO_WS_URL": "ws://127.0.0.1:9000/ws/v4/", "EXGATE_GATEIO_WS_PING": "3s"}, nil,
 			func(c *Config) bool {
-				return c.GateioWSURL == "ws://127.0.0.1:9000/ws/v4/" && c.GateioWSPing == 3*time.Second
+				return c.ExchangeSettings["gateio"]["ws-url"] == "ws://127.0.0.1:9000/ws/v4/" && c.ExchangeSettings["gateio"].Duration("ws-ping") == 3*time.Second
 			}, ""},
 		{"Gate.io stream URL not a WebSocket", map[string]string{"EXGATE_GATEIO_WS_URL": "https://api.gateio.ws/ws/v4/"}, nil, nil, "--gateio-ws-url"},
 		{"Gate.io stream URL unparsable", nil, []string{"--gateio-ws-url", "wss://%zz"}, nil, "--gateio-ws-url"},
@@ -69,12 +69,18 @@ func TestServeConfig(t *testing.T) {
 		{"console on the API's address", nil, []string{"--console-addr", "127.0.0.1:8080"}, nil, "--console-addr"},
 		{"Kraken stream settings", map[string]string{"EXGATE_KRAKEN_WS_URL": "ws://127.0.0.1:9/v2", "EXGATE_KRAKEN_WS_READ_TIMEOUT": "3s"}, nil,
 			func(c *Config) bool {
-				return c.KrakenWSURL == "ws://127.0.0.1:9/v2" && c.KrakenWSAuthURL == "wss://ws-auth.kraken.com/v2" && c.KrakenWSReadTimeout == 3*time.Second
+				return c.ExchangeSettings["kraken"]["ws-url"] == "ws://127.0.0.1:9/v2" && c.ExchangeSettings["kraken"]["ws-auth-url"] == "wss://ws-auth.kraken.com/v2" && c.ExchangeSettings["kraken"].Duration("ws-read-timeout") == 3*time.Second
 			}, ""},
 		{"Kraken stream URL not a WebSocket URL", map[string]string{"EXGATE_KRAKEN_WS_AUTH_URL": "https://ws-auth.kraken.com/v2"}, nil, nil, "--kraken-ws-auth-url"},
 		{"Kraken stream URL unparsable", nil, []string{"--kraken-ws-url", "ws://%zz"}, nil, "--kraken-ws-url"},
 		{"Kraken stream read timeout negative", nil, []string{"--kraken-ws-read-timeout", "-1s"}, nil, "--kraken-ws-read-timeout"},
 		{"Kraken stream read timeout unparsable", map[string]string{"EXGATE_KRAKEN_WS_READ_TIMEOUT": "10"}, nil, nil, "EXGATE_KRAKEN_WS_READ_TIMEOUT"},
+		{"bad adapter setting in the environment is an error even when a flag overrides it", map[string]string{"EXGATE_GATEIO_WS_PING": "often"}, []string{"--gateio-ws-ping", "5s"}, nil, "EXGATE_GATEIO_WS_PING"},
+		{"every adapter setting has its flag and variable", map[string]string{"EXGATE_BINANCE_URL": "http://127.0.0.1:1"}, []string{"--kraken-url", "http://127.0.0.1:2", "--gateio-ws-ping", "4s"},
+			func(c *Config) bool {
+				return c.ExchangeSettings["binance"]["url"] == "http://127.0.0.1:1" && c.ExchangeSettings["kraken"]["url"] == "http://127.0.0.1:2" &&
+					c.ExchangeSettings["gateio"]["url"] == "https://api.gateio.ws" && c.ExchangeSettings["gateio"].Duration("ws-ping") == 4*time.Second
+			}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

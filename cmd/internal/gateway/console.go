@@ -19,22 +19,28 @@ import (
 func BuildConsole(cfg *Config, st exgate.Store, g *Gateway, m *metrics.Metrics, log *slog.Logger) (http.Handler, error) {
 	public := cfg.ConsoleURL
 	exchanges := g.Exchanges
+	var names []string
+	for _, a := range g.Adapters {
+		names = append(names, a.Name)
+	}
 	return console.New(console.Options{
-		Store:     st,
-		Exchanges: exchanges,
-		Journal:   g.Journal,
-		Live:      g.Hub,
+		Store:           st,
+		Exchanges:       exchanges,
+		ExchangeNames:   names,
+		CheckCredential: CheckCredential,
+		Journal:         g.Journal,
+		Live:            g.Hub,
 		NewClientKey: func(ctx context.Context, label string) (exgate.ClientKey, error) {
 			return NewClientKey(ctx, st, label, false)
 		},
-		Health:    func(ctx context.Context) []console.HealthCheck { return consoleHealth(ctx, st, exchanges, m) },
+		Health:    func(ctx context.Context) []console.HealthCheck { return consoleHealth(ctx, st, g, m) },
 		PublicURL: public,
 		Logger:    log.With("component", "console"),
 	})
 }
 
 // ClockReader is an adapter that can read the exchange's clock
-// (exchange/<x>/doctor.go).
+// (exchange/<x>/doctor.go); found through any wrapper (exgate.Ability).
 type ClockReader interface {
 	ServerTime(ctx context.Context) (time.Time, error)
 }
@@ -75,7 +81,7 @@ func ProbeClock(ctx context.Context, ex exgate.Exchange, timeout time.Duration) 
 // consoleHealth is the gateway's part of the console's health page: each
 // exchange an exchange key uses (reachable, clock skew) and the pacing
 // headroom the metrics saw.
-func consoleHealth(ctx context.Context, st exgate.Store, exchanges map[string]exgate.Exchange, m *metrics.Metrics) []console.HealthCheck {
+func consoleHealth(ctx context.Context, st exgate.Store, g *Gateway, m *metrics.Metrics) []console.HealthCheck {
 	var out []console.HealthCheck
 	used := map[string]bool{}
 	keys, err := st.ListClientKeys(ctx)
@@ -94,13 +100,14 @@ func consoleHealth(ctx context.Context, st exgate.Store, exchanges map[string]ex
 			used[c.Exchange] = true
 		}
 	}
-	for _, name := range exgate.ExchangeNames {
-		ex := exchanges[name]
+	for _, a := range g.Adapters {
+		name := a.Name
+		ex := g.Exchanges[name]
 		if ex == nil {
 			continue
 		}
 		what := name + " reachability"
-		if name == exgate.ExchangeSim {
+		if a.InProcess {
 			out = append(out, console.HealthCheck{Name: what, State: console.HealthOK, Detail: "simulated in process: always reachable, no clock to compare"})
 			continue
 		}

@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +12,9 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/console"
+	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/gateio/gateiofake"
+	"github.com/exgate/exgate/exchange/kraken/krakenfake"
 	"github.com/exgate/exgate/exchange/sim"
 	"github.com/exgate/exgate/metrics"
 	"github.com/exgate/exgate/sqlite"
@@ -39,18 +44,18 @@ func TestConsoleHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []exgate.Credential{
-		{ClientAPIKey: "k1", Name: "b", Exchange: exgate.ExchangeBinance, Key: "k", Secret: "s"},
-		{ClientAPIKey: "k1", Name: "g", Exchange: exgate.ExchangeGateio, Key: "k", Secret: "s"},
+		{ClientAPIKey: "k1", Name: "b", Exchange: "binance", Key: "k", Secret: "s"},
+		{ClientAPIKey: "k1", Name: "g", Exchange: "gateio", Key: "k", Secret: "s"},
 	} {
 		if _, err := st.AddCredential(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}
 	exchanges := map[string]exgate.Exchange{
-		exgate.ExchangeSim:     sim.New(sim.Options{Ledger: st}),
-		exgate.ExchangeBinance: clockStub{skew: 3 * time.Second},
-		exgate.ExchangeGateio:  clockStub{err: errors.New("connection refused")},
-		exgate.ExchangeKraken:  clockStub{},
+		"sim":     sim.New(sim.Options{Ledger: st}),
+		"binance": clockStub{skew: 3 * time.Second},
+		"gateio":  clockStub{err: errors.New("connection refused")},
+		"kraken":  clockStub{},
 	}
 	m := metrics.New()
 	m.Limiter(nil).(interface {
@@ -58,7 +63,8 @@ func TestConsoleHealth(t *testing.T) {
 	}).ObservePace("binance", "weight", true)
 
 	got := map[string]console.HealthCheck{}
-	for _, c := range consoleHealth(ctx, st, exchanges, m) {
+	g := &Gateway{Adapters: adapters(), Exchanges: exchanges}
+	for _, c := range consoleHealth(ctx, st, g, m) {
 		got[c.Name] = c
 	}
 	tests := []struct {
@@ -76,8 +82,67 @@ func TestConsoleHealth(t *testing.T) {
 			t.Errorf("%s = %+v, want %s with %q", tc.name, c, tc.state, tc.detail)
 		}
 	}
-	noMetrics := consoleHealth(ctx, st, exchanges, nil)
+	noMetrics := consoleHealth(ctx, st, g, nil)
 	if last := noMetrics[len(noMetrics)-1]; last.Name != "pacing headroom" || last.State != console.HealthWarn {
 		t.Errorf("without metrics: %+v", last)
+	}
+}
+
+// TestConsoleHealthCoalesced: the health page reads each exchange's clock
+// through the gateway as Build makes it, coalescing on (the default),
+// against the fakes: a wrapper must not hide the adapter's ServerTime
+// (issue 24: every exchange "cannot read the exchange's clock").
+func TestConsoleHealthCoalesced(t *testing.T) {
+	ctx := t.Context()
+	bf := binancefake.New(binancefake.Options{})
+	t.Cleanup(bf.Close)
+	kf := krakenfake.New(krakenfake.Options{})
+	t.Cleanup(kf.Close)
+	gf := gateiofake.New(gateiofake.Options{})
+	t.Cleanup(gf.Close)
+	fs, cfg := NewFlagSet("serve", func(name string) string {
+		return map[string]string{"EXGATE_DATA_DIR": t.TempDir(), "EXGATE_BINANCE_URL": bf.URL, "EXGATE_KRAKEN_URL": kf.URL, "EXGATE_GATEIO_URL": gf.URL}[name]
+	}, io.Discard, true)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Coalesce {
+		t.Fatal("coalescing is off by default; this test is about it on")
+	}
+	st, err := OpenStore(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	state, err := OpenState(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { state.Close() })
+	if err := st.CreateClientKey(ctx, exgate.ClientKey{APIKey: "k1", Secret: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range adapters() {
+		if _, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "k1", Name: a.Name, Exchange: a.Name, Key: "k", Secret: "c2VjcmV0"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, err := Build(cfg, st, state, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]console.HealthCheck{}
+	for _, c := range consoleHealth(ctx, st, g, nil) {
+		got[c.Name] = c
+	}
+	for _, a := range adapters() {
+		want := "clock skew"
+		if a.InProcess {
+			want = "simulated"
+		}
+		c := got[a.Name+" reachability"]
+		if c.State != console.HealthOK || !strings.Contains(c.Detail, want) {
+			t.Errorf("%s reachability = %+v, want ok with %q", a.Name, c, want)
+		}
 	}
 }

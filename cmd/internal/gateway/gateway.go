@@ -15,8 +15,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,11 +26,8 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/api"
 	"github.com/exgate/exgate/coalesce"
-	"github.com/exgate/exgate/exchange/binance"
-	"github.com/exgate/exgate/exchange/gateio"
-	"github.com/exgate/exgate/exchange/kraken"
+	"github.com/exgate/exgate/exchange"
 	"github.com/exgate/exgate/exchange/paper"
-	"github.com/exgate/exgate/exchange/sim"
 	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/localstate"
@@ -42,14 +41,9 @@ import (
 // Redis when EXGATE_REDIS_URL is set.
 type State struct {
 	limiter exgate.Limiter
-	nonces  kraken.Nonces
-	// keyLocks serializes the calls on one Kraken API key across
-	// instances; nil in process, where the adapter does it itself.
-	keyLocks kraken.KeyLocks
-	// metadata shares Binance's exchangeInfo between instances; nil in
-	// process, where the adapter keeps its own.
-	metadata binance.MetadataCache
-	replay   interface {
+	// shared is what the adapters take of it (exchange.Shared).
+	shared exchange.Shared
+	replay interface {
 		FirstUseBy(ctx context.Context, owner, key string, expiry time.Time, quota int) (bool, error)
 	}
 	ping  func(ctx context.Context) error
@@ -68,7 +62,7 @@ func OpenState(ctx context.Context, c *Config) (*State, error) {
 		replay := localstate.NewReplayGuard(nil)
 		return &State{
 			limiter:    localstate.NewLimiter(nil),
-			nonces:     localstate.NewNonces(),
+			shared:     exchange.Shared{Nonces: localstate.NewNonces()},
 			replay:     replay,
 			replaySize: replay.Len,
 			ping:       func(context.Context) error { return nil },
@@ -81,13 +75,15 @@ func OpenState(ctx context.Context, c *Config) (*State, error) {
 	}
 	const prefix = "exgate:"
 	return &State{
-		limiter:  redis.NewLimiter(rc, prefix),
-		nonces:   redis.NewNonces(rc, prefix),
-		keyLocks: redis.NewLocks(rc, prefix),
-		metadata: redis.NewCache(rc, prefix),
-		replay:   redis.NewReplayGuard(rc, prefix),
-		ping:     rc.Ping,
-		close:    rc.Close,
+		limiter: redis.NewLimiter(rc, prefix),
+		shared: exchange.Shared{
+			Nonces: redis.NewNonces(rc, prefix),
+			Locks:  redis.NewLocks(rc, prefix),
+			Cache:  redis.NewCache(rc, prefix),
+		},
+		replay: redis.NewReplayGuard(rc, prefix),
+		ping:   rc.Ping,
+		close:  rc.Close,
 	}, nil
 }
 
@@ -106,6 +102,8 @@ type Gateway struct {
 	// Journal records and reconciles orders, cancels and withdrawals;
 	// its Run must be started.
 	Journal *journal.Service
+	// Adapters are the adapters built, in the order of the list.
+	Adapters []exchange.Adapter
 	// Exchanges are the adapters by name, as the API uses them
 	// (coalescing when configured).
 	Exchanges map[string]exgate.Exchange
@@ -131,16 +129,39 @@ func (g *Gateway) RunPaper(ctx context.Context) {
 	wg.Wait()
 }
 
-// Build wires the exchanges, the journal, the stream hub and the HTTP API
-// over a store and shared state, without metrics.
-func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger) *Gateway {
-	return BuildWithMetrics(cfg, st, state, log, nil)
+// An Option changes what Build wires, for tests and the bench; no
+// setting of the command line has one.
+type Option func(*buildOptions)
+
+type buildOptions struct {
+	metrics  *metrics.Metrics
+	noAudit  bool
+	adapters []exchange.Adapter
 }
 
-// BuildWithMetrics is Build reporting to m (nil: no metrics): the API's
-// requests, the adapters' exchange calls and pacing, coalescing, the
-// journal and the replay guard's size.
-func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logger, m *metrics.Metrics) *Gateway {
+// WithMetrics reports to m: the API's requests, the adapters' exchange
+// calls and pacing, coalescing, the journal and the replay guard's size.
+func WithMetrics(m *metrics.Metrics) Option { return func(o *buildOptions) { o.metrics = m } }
+
+// WithoutAudit leaves the audit trail out (the bench measures what it
+// costs).
+func WithoutAudit() Option { return func(o *buildOptions) { o.noAudit = true } }
+
+// WithAdapters builds these adapters in place of the registered ones of
+// the same names (added when the name is new): the bench's synthetic
+// exchange, or an adapter built with options no setting covers.
+func WithAdapters(as ...exchange.Adapter) Option {
+	return func(o *buildOptions) { o.adapters = append(o.adapters, as...) }
+}
+
+// Build wires the exchanges, the journal, the stream hub and the HTTP API
+// over a store and shared state.
+func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ...Option) (*Gateway, error) {
+	var o buildOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	m := o.metrics
 	limiter := state.limiter
 	upstream := func(string) *http.Client { return newUpstreamClient() }
 	if m != nil {
@@ -150,33 +171,40 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 			c.Transport = m.Transport(exchange, c.Transport)
 			return c
 		}
-		// Binance's published request-weight limit, which its adapter
-		// paces for; Gate.io reports its own in every answer.
-		m.SetWeightLimit(exgate.ExchangeBinance, 6000)
 		if state.replaySize != nil {
 			m.ReplayGuardSize(state.replaySize)
 		}
 	}
-	simulated := sim.New(sim.Options{Ledger: st})
-	adapters := map[string]exgate.Exchange{
-		exgate.ExchangeSim: simulated,
-		exgate.ExchangeBinance: binance.New(binance.Options{
-			BaseURL: cfg.BinanceURL, StreamURL: cfg.BinanceWSURL, WSAPIURL: cfg.BinanceWSAPIURL, HTTPClient: upstream(exgate.ExchangeBinance), Limiter: limiter, MetadataCache: state.metadata, KlineMemory: cfg.KlineMemory, Logger: log.With("exchange", "binance"),
-		}),
-		exgate.ExchangeKraken: kraken.New(kraken.Options{
-			BaseURL: cfg.KrakenURL, HTTPClient: upstream(exgate.ExchangeKraken), Limiter: limiter, Nonces: state.nonces, KeyLocks: state.keyLocks, Tier: kraken.Tier(cfg.KrakenTier), Logger: log.With("exchange", "kraken"),
-			WSURL: cfg.KrakenWSURL, WSAuthURL: cfg.KrakenWSAuthURL, WSReadTimeout: cfg.KrakenWSReadTimeout,
-		}),
-		exgate.ExchangeGateio: gateio.New(gateio.Options{
-			BaseURL: cfg.GateioURL, HTTPClient: upstream(exgate.ExchangeGateio), Limiter: limiter, Logger: log.With("exchange", "gateio"),
-			WSURL: cfg.GateioWSURL, WSPingInterval: cfg.GateioWSPing,
-		}),
+	list := adapters()
+	for _, a := range o.adapters {
+		if i := slices.IndexFunc(list, func(b exchange.Adapter) bool { return b.Name == a.Name }); i >= 0 {
+			list[i] = a
+		} else {
+			list = append(list, a)
+		}
 	}
-	for name, ex := range cfg.Adapters {
-		adapters[name] = ex
+	built := make(map[string]exgate.Exchange, len(list))
+	for _, a := range list {
+		if m != nil && a.WeightLimit > 0 {
+			m.SetWeightLimit(a.Name, a.WeightLimit)
+		}
+		settings := exchange.Settings{}
+		for _, s := range a.Settings {
+			settings[s.Name] = s.Default
+		}
+		maps.Copy(settings, cfg.ExchangeSettings[a.Name])
+		env := exchange.Env{Settings: settings, Limiter: limiter, Logger: log.With("exchange", a.Name), Store: st, Shared: state.shared}
+		if !a.InProcess {
+			env.HTTPClient = upstream(a.Name)
+		}
+		ex, err := a.Build(env)
+		if err != nil {
+			return nil, fmt.Errorf("build the %s adapter: %w", a.Name, err)
+		}
+		built[a.Name] = ex
 	}
-	exchanges := make(map[string]exgate.Exchange, len(adapters))
-	for name, ex := range adapters {
+	exchanges := make(map[string]exgate.Exchange, len(built))
+	for name, ex := range built {
 		if cfg.Coalesce {
 			opts := coalesce.Options{MaxAge: cfg.MarketDataMaxAge}
 			if m != nil {
@@ -188,15 +216,22 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 	}
 	// Paper keys (docs/contract.md 2.9): every real exchange is reached
 	// through its paper switch, which sends a paper key's orders and
-	// wallet to the simulation on the sim ledger and only its market
-	// data, through the coalescer, to the exchange.
+	// wallet to the simulation on the sim ledger (the wallet of the
+	// exchange simulated in process) and only its market data, through
+	// the coalescer, to the exchange.
+	var wallet paper.Wallet
+	for _, a := range list {
+		if w, ok := exgate.Ability[paper.Wallet](built[a.Name]); ok && a.InProcess && wallet == nil {
+			wallet = w
+		}
+	}
 	var watchers []*paper.Exchange
-	for name, ex := range exchanges {
-		if name == exgate.ExchangeSim {
+	for _, a := range list {
+		if a.InProcess || wallet == nil {
 			continue
 		}
-		p := paper.New(paper.Options{Live: ex, Wallet: simulated, Store: st, Logger: log.With("exchange", name, "paper", true)})
-		exchanges[name] = p
+		p := paper.New(paper.Options{Live: exchanges[a.Name], Wallet: wallet, Store: st, Logger: log.With("exchange", a.Name, "paper", true)})
+		exchanges[a.Name] = p
 		watchers = append(watchers, p)
 	}
 	jopts := journal.Options{Store: st, Exchanges: exchanges, Logger: log}
@@ -213,7 +248,7 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 	var audit interface {
 		AppendAudits(ctx context.Context, es []exgate.AuditEntry) error
 	} = st
-	if cfg.NoAudit {
+	if o.noAudit {
 		audit = nil
 	}
 	// One stream hub for the instance: one upstream subscription per
@@ -272,7 +307,7 @@ func BuildWithMetrics(cfg *Config, st exgate.Store, state *State, log *slog.Logg
 		Risk:           eng,
 		RiskMetrics:    riskMetrics,
 	})
-	return &Gateway{API: srv, Journal: jr, Exchanges: exchanges, Hub: hub, Risk: eng, paper: watchers}
+	return &Gateway{API: srv, Journal: jr, Adapters: list, Exchanges: exchanges, Hub: hub, Risk: eng, paper: watchers}, nil
 }
 
 // stillValid reports whether a stream's client key is active and its

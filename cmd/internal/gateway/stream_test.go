@@ -24,11 +24,11 @@ func TestStillValid(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	credA, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "a", Name: "main", Exchange: exgate.ExchangeSim})
+	credA, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "a", Name: "main", Exchange: "sim"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	credB, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "b", Name: "main", Exchange: exgate.ExchangeSim})
+	credB, err := st.AddCredential(ctx, exgate.Credential{ClientAPIKey: "b", Name: "main", Exchange: "sim"})
 	if err != nil {
 		t.Fatal(err)
 	}

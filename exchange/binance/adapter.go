@@ -1,0 +1,37 @@
+package binance
+
+import (
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange"
+)
+
+// Name is the exchange's name in configuration and credentials.
+const Name = "binance"
+
+// Adapter is Binance as the gateway registers it (package exchange).
+func Adapter() exchange.Adapter { return AdapterWith(Options{}) }
+
+// AdapterWith is Adapter building on base: the fields no setting covers
+// (the bench's KlineMemory) are taken from it.
+func AdapterWith(base Options) exchange.Adapter {
+	return exchange.Adapter{
+		Name: Name,
+		Settings: []exchange.Setting{
+			{Name: "url", Default: DefaultBaseURL, Help: "Binance REST base URL"},
+			{Name: "ws-url", Default: DefaultStreamURL, Help: "Binance WebSocket market streams base URL", Check: exchange.CheckWebSocketURL},
+			{Name: "ws-api-url", Default: DefaultWSAPIURL, Help: "Binance WebSocket API URL, for the order stream", Check: exchange.CheckWebSocketURL},
+		},
+		// Binance's published request-weight limit per minute
+		// (convert.go), which the adapter paces for.
+		WeightLimit: 6000,
+		Build: func(env exchange.Env) (exgate.Exchange, error) {
+			o := base
+			o.BaseURL = env.Settings["url"]
+			o.StreamURL = env.Settings["ws-url"]
+			o.WSAPIURL = env.Settings["ws-api-url"]
+			o.HTTPClient, o.Limiter, o.Logger = env.HTTPClient, env.Limiter, env.Logger
+			o.MetadataCache = env.Shared.Cache
+			return New(o), nil
+		},
+	}
+}

@@ -1,0 +1,27 @@
+package gateio
+
+import (
+	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange"
+)
+
+// Name is the exchange's name in configuration and credentials.
+const Name = "gateio"
+
+// Adapter is Gate.io as the gateway registers it (package exchange).
+func Adapter() exchange.Adapter {
+	return exchange.Adapter{
+		Name: Name,
+		Settings: []exchange.Setting{
+			{Name: "url", Default: DefaultBaseURL, Help: "Gate.io REST base URL"},
+			{Name: "ws-url", Default: DefaultWSURL, Help: "Gate.io Spot WebSocket v4 URL of the live streams", Check: exchange.CheckWebSocketURL},
+			{Name: "ws-ping", Default: "10s", Help: "how often a Gate.io stream pings; one silent for twice as long is reconnected", Check: exchange.CheckDuration},
+		},
+		Build: func(env exchange.Env) (exgate.Exchange, error) {
+			return New(Options{
+				BaseURL: env.Settings["url"], HTTPClient: env.HTTPClient, Limiter: env.Limiter, Logger: env.Logger,
+				WSURL: env.Settings["ws-url"], WSPingInterval: env.Settings.Duration("ws-ping"),
+			}), nil
+		},
+	}
+}
