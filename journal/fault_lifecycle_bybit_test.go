@@ -141,7 +141,7 @@ func TestFaultInjectionBybitCancels(t *testing.T) {
 	v := bybitVenue(t)
 	jr, cred, clk, st := lifecycleJournal(t, v)
 	ctx := t.Context()
-	om, ok := exgate.AsOrderManager(v.ex)
+	om, ok := exgate.Ability[exgate.OrderManager](v.ex)
 	if !ok {
 		t.Fatal("the bybit adapter does not implement exgate.OrderManager")
 	}

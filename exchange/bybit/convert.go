@@ -16,13 +16,15 @@ type limitSpec struct {
 }
 
 // rateLimit expresses a window budget for the Limiter: a burst of a fifth
-// of the budget and a steady rate of the rest less a twentieth, so that no
-// window of the budget's length ever holds more than the limit, even with
-// the few milliseconds between the gateway's reservation and the request's
-// arrival at Bybit (Bybit counts in rolling windows).
+// of the budget and a steady rate of three fifths, so that no window of
+// the budget's length ever holds more than four fifths of the limit: Bybit
+// counts requests as they arrive, in rolling windows, and requests paced
+// apart may arrive closer together (a slow connection, a busy machine); a
+// fifth of the window's length of such jitter still stays within the
+// limit.
 func (l limitSpec) rateLimit() exgate.RateLimit {
 	burst := max(l.limit/5, 1)
-	return exgate.RateLimit{Rate: max(l.limit-burst-l.limit/20, 1), Period: l.window, Burst: burst}
+	return exgate.RateLimit{Rate: max(l.limit-2*burst, 1), Period: l.window, Burst: burst}
 }
 
 // The per-IP limit: 600 requests per 5-second window for all traffic to

@@ -6,6 +6,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange"
 	"github.com/exgate/exgate/exchange/binance"
+	"github.com/exgate/exgate/exchange/bybit"
 	"github.com/exgate/exgate/exchange/gateio"
 	"github.com/exgate/exgate/exchange/kraken"
 	"github.com/exgate/exgate/exchange/sim"
@@ -22,6 +23,7 @@ func adapters() []exchange.Adapter {
 		binance.Adapter(),
 		kraken.Adapter(),
 		gateio.Adapter(),
+		bybit.Adapter(),
 		sim.Adapter(),
 	}
 }
