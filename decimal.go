@@ -18,6 +18,34 @@ func NewNumber(d decimal.Decimal) Number { return Number{d} }
 // NumberPtr wraps d and returns a pointer, for nullable fields.
 func NumberPtr(d decimal.Decimal) *Number { return &Number{d} }
 
+// AveragePriceDigits is how many significant digits an order's
+// averagePrice keeps. The ratio quoteQuantity / executedQuantity rarely
+// ends; 15 significant digits are what a float64 holds exactly, so a
+// client that reads the JSON number as a float64 gets the very digits
+// written (api/openapi.yaml, Order.averagePrice). quoteQuantity and
+// executedQuantity themselves are exact.
+const AveragePriceDigits = 15
+
+// AveragePrice returns quote / base rounded half away from zero to
+// AveragePriceDigits significant digits, or nil when base is not positive.
+func AveragePrice(quote, base decimal.Decimal) *Number {
+	if !base.IsPositive() {
+		return nil
+	}
+	// 60 decimals hold 15 significant digits of any ratio above 1e-45
+	// before the rounding to significant digits below.
+	q := quote.DivRound(base, 60)
+	if q.IsZero() {
+		return NumberPtr(q)
+	}
+	// magnitude: digits before the point (0 or less below 1).
+	magnitude := int32(len(q.Coefficient().String())) + q.Exponent()
+	if q.Coefficient().Sign() < 0 {
+		magnitude--
+	}
+	return NumberPtr(q.Round(AveragePriceDigits - magnitude))
+}
+
 // MarshalJSON writes the decimal as a JSON number in plain notation.
 func (n Number) MarshalJSON() ([]byte, error) { return []byte(n.Decimal.String()), nil }
 

@@ -1,8 +1,11 @@
 package exgate
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/shopspring/decimal"
 )
 
 // Issue 13: decimals are bounded before they are logged, echoed or stored.
@@ -33,5 +36,37 @@ func TestParseDecimalBounds(t *testing.T) {
 				t.Fatalf("ParseDecimal(%q) err = %v, want ok %v", tc.text, err, tc.ok)
 			}
 		})
+	}
+}
+
+// TestAveragePrice: an average price keeps AveragePriceDigits significant
+// digits, so that a float64 reads the JSON number back as the same text.
+func TestAveragePrice(t *testing.T) {
+	tests := []struct{ quote, base, want string }{
+		{"99.284637", "0.00122", "81380.8500000000"},
+		{"1", "3", "0.333333333333333"},
+		{"2", "3", "0.666666666666667"},
+		{"1629726205997392.44", "100000000000000", "16.2972620599739"},
+		{"5", "0", ""},
+		{"0", "7", "0"},
+		{"1", "70000", "0.0000142857142857143"},
+	}
+	for _, tc := range tests {
+		got := AveragePrice(decimal.RequireFromString(tc.quote), decimal.RequireFromString(tc.base))
+		if tc.want == "" {
+			if got != nil {
+				t.Errorf("AveragePrice(%s, %s) = %s, want nil", tc.quote, tc.base, got)
+			}
+			continue
+		}
+		if got == nil || !got.Equal(decimal.RequireFromString(tc.want)) {
+			t.Errorf("AveragePrice(%s, %s) = %v, want %s", tc.quote, tc.base, got, tc.want)
+			continue
+		}
+		b, _ := got.MarshalJSON()
+		f, err := strconv.ParseFloat(string(b), 64)
+		if err != nil || strconv.FormatFloat(f, 'f', -1, 64) != string(b) {
+			t.Errorf("AveragePrice(%s, %s) = %s, which a float64 reads back as %v", tc.quote, tc.base, b, strconv.FormatFloat(f, 'f', -1, 64))
+		}
 	}
 }

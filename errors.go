@@ -49,6 +49,15 @@ const (
 	// route yet (an order lifecycle route on an adapter without
 	// OrderManager).
 	CodeNotImplemented Code = "NOT_IMPLEMENTED"
+	// CodeTransferRejected: the exchange refused a transfer between an
+	// account's wallets, or never received it (docs/contract.md 2.10).
+	CodeTransferRejected Code = "TRANSFER_REJECTED"
+	// CodeTransferInFlight: a transfer of the same asset and amount on
+	// the same exchange key is still waiting for its outcome; the gateway
+	// sends the next one once that outcome is known (docs/contract.md
+	// 2.10: an exchange without client transfer ids is reconciled by
+	// matching asset and amount in its history).
+	CodeTransferInFlight Code = "TRANSFER_IN_FLIGHT"
 )
 
 var codeStatus = map[Code]int{
@@ -84,6 +93,8 @@ var codeStatus = map[Code]int{
 	CodeIdempotencyConflict:    http.StatusConflict,
 	CodeInternal:               http.StatusInternalServerError,
 	CodeNotImplemented:         http.StatusNotImplemented,
+	CodeTransferRejected:       http.StatusUnprocessableEntity,
+	CodeTransferInFlight:       http.StatusConflict,
 }
 
 // Status is the HTTP status the API answers with for the code.

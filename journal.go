@@ -1,8 +1,10 @@
 package exgate
 
 import (
+	"cmp"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -18,6 +20,9 @@ const (
 	// IntentCancel is the cancel of an order (docs/contract.md 2.4): journaled
 	// like an order, reconciled by reading the order.
 	IntentCancel IntentKind = "cancel"
+	// IntentTransfer is a transfer between an account's wallets
+	// (docs/contract.md 2.10): journaled like a withdrawal.
+	IntentTransfer IntentKind = "transfer"
 )
 
 // IntentState is where an intent is in its life.
@@ -76,6 +81,13 @@ type Intent struct {
 	// Attempts counts the reconciler's reads of the intent; its backoff
 	// grows with them.
 	Attempts int
+	// Exclusive, when not empty, is a key no two intents may hold while
+	// their outcome is open (state Submitting or Unknown): CreateIntent
+	// fails with ErrConflict when another such intent holds it. The
+	// journal keys a transfer by exchange key, asset and amount, so that
+	// an exchange without client transfer ids can be reconciled by
+	// matching them (docs/contract.md 2.10). Written, never read back.
+	Exclusive string
 	// Risk, when set, is what the intent reserves of its client key's
 	// risk limits (risk.go): CreateIntent checks and reserves it in the
 	// same transaction, or records nothing and returns the
@@ -98,29 +110,47 @@ func NewID(prefix byte) string {
 	return string(out)
 }
 
-// BalanceChange moves Delta (signed) of Asset in a paper account. The
-// stores keep a list of them as JSON, the delta as exact decimal text:
-// [{"asset":"BTC","delta":"-0.5"}].
+// BalanceChange moves Delta (signed) of Asset in one wallet of a paper
+// account: Wallet, or spot when empty. The stores keep a list of them as
+// JSON, the delta as exact decimal text:
+// [{"asset":"BTC","delta":"-0.5"},{"asset":"BTC","delta":"0.5","wallet":"funding"}].
 type BalanceChange struct {
-	Asset string          `json:"asset"`
-	Delta decimal.Decimal `json:"delta"`
+	Asset  string          `json:"asset"`
+	Delta  decimal.Decimal `json:"delta"`
+	Wallet WalletKind      `json:"wallet,omitempty"`
 }
 
-// SumBalanceChanges adds up the changes of each asset. A change without
-// an asset is an error.
-func SumBalanceChanges(changes []BalanceChange) (map[string]decimal.Decimal, error) {
-	out := make(map[string]decimal.Decimal, len(changes))
+// WalletAsset names one balance of a paper account: an asset in a wallet.
+type WalletAsset struct {
+	Wallet WalletKind
+	Asset  string
+}
+
+// walletAsset is the balance c moves; an empty Wallet is spot.
+func (c BalanceChange) walletAsset() WalletAsset {
+	return WalletAsset{Wallet: cmp.Or(c.Wallet, WalletSpot), Asset: c.Asset}
+}
+
+// SumBalanceChanges adds up the changes of each asset in each wallet (an
+// empty Wallet is spot). A change without an asset, or in a wallet other
+// than spot and funding, is an error.
+func SumBalanceChanges(changes []BalanceChange) (map[WalletAsset]decimal.Decimal, error) {
+	out := make(map[WalletAsset]decimal.Decimal, len(changes))
 	for _, c := range changes {
 		if c.Asset == "" {
 			return nil, errors.New("balance change without an asset")
 		}
-		out[c.Asset] = out[c.Asset].Add(c.Delta)
+		k := c.walletAsset()
+		if k.Wallet != WalletSpot && k.Wallet != WalletFunding {
+			return nil, fmt.Errorf("balance change in unknown wallet %q", c.Wallet)
+		}
+		out[k] = out[k].Add(c.Delta)
 	}
 	return out, nil
 }
 
 // SimOperation is one balance-moving operation of the simulated exchange
-// (a fill or a withdrawal), applied atomically with its changes and kept so
+// (a fill, a withdrawal or a transfer between wallets), applied atomically with its changes and kept so
 // the operation can be read back by its id.
 type SimOperation struct {
 	// ID is the client order or withdrawal id the operation carried;

@@ -27,10 +27,24 @@ func TestSumBalanceChanges(t *testing.T) {
 		{Asset: "USDT", Delta: decimal.RequireFromString("-5")},
 		{Asset: "BTC", Delta: decimal.RequireFromString("-0.1")},
 	})
-	if err != nil || len(sum) != 2 || !sum["BTC"].Equal(decimal.RequireFromString("1")) || !sum["USDT"].Equal(decimal.RequireFromString("-5")) {
+	btc, usdt := WalletAsset{WalletSpot, "BTC"}, WalletAsset{WalletSpot, "USDT"}
+	if err != nil || len(sum) != 2 || !sum[btc].Equal(decimal.RequireFromString("1")) || !sum[usdt].Equal(decimal.RequireFromString("-5")) {
 		t.Fatalf("SumBalanceChanges = %v, %v", sum, err)
 	}
 	if _, err := SumBalanceChanges([]BalanceChange{{Delta: decimal.RequireFromString("1")}}); err == nil {
 		t.Fatal("a change without an asset was summed")
+	}
+	// Each wallet sums apart; an empty wallet is spot.
+	moved, err := SumBalanceChanges([]BalanceChange{
+		{Asset: "BTC", Delta: decimal.RequireFromString("-2")},
+		{Asset: "BTC", Delta: decimal.RequireFromString("2"), Wallet: WalletFunding},
+		{Asset: "BTC", Delta: decimal.RequireFromString("0.5"), Wallet: WalletSpot},
+	})
+	if err != nil || len(moved) != 2 || !moved[btc].Equal(decimal.RequireFromString("-1.5")) ||
+		!moved[WalletAsset{WalletFunding, "BTC"}].Equal(decimal.RequireFromString("2")) {
+		t.Fatalf("SumBalanceChanges across wallets = %v, %v", moved, err)
+	}
+	if _, err := SumBalanceChanges([]BalanceChange{{Asset: "BTC", Delta: decimal.RequireFromString("1"), Wallet: "margin"}}); err == nil {
+		t.Fatal("a change in an unknown wallet was summed")
 	}
 }

@@ -261,15 +261,11 @@ func (o Order) Inverted() Order {
 	}
 	o.ExecutedQuantity, o.QuoteQuantity = o.QuoteQuantity, o.ExecutedQuantity
 	o.AveragePrice = nil
-	if o.ExecutedQuantity != nil && o.QuoteQuantity != nil && o.ExecutedQuantity.IsPositive() {
-		o.AveragePrice = NumberPtr(o.QuoteQuantity.DivRound(o.ExecutedQuantity.Decimal, invertedPriceDigits))
+	if o.ExecutedQuantity != nil && o.QuoteQuantity != nil {
+		o.AveragePrice = AveragePrice(o.QuoteQuantity.Decimal, o.ExecutedQuantity.Decimal)
 	}
 	return o
 }
-
-// invertedPriceDigits is the precision of an inverted average price: the
-// inverse of a price of tens of thousands needs more than eight decimals.
-const invertedPriceDigits = 16
 
 // InvertOrderRequest is the market order on the listed pair sym.Inverse()
 // that does what req asks on sym (docs/contract.md 2.4): the opposite side, the

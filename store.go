@@ -54,12 +54,13 @@ type Store interface {
 
 	// CreateIntent records a new intent; a zero CreatedAt is set to now and
 	// a zero UpdatedAt to CreatedAt. Returns an error wrapping ErrConflict
-	// for a duplicate ID or (client key, kind, non-empty ClientRef): of
-	// several instances racing on one client id, exactly one succeeds.
-	// With in.Risk set it also reserves the intent's share of its client
-	// key's limits in the same transaction, or records nothing and
-	// returns the RISK_LIMIT_EXCEEDED *Error (RiskReservation.Check) when
-	// a maximum would be passed.
+	// for a duplicate ID or (client key, kind, non-empty ClientRef), or a
+	// non-empty Exclusive held by an intent in state Submitting or
+	// Unknown: of several instances racing on one client id, exactly one
+	// succeeds. With in.Risk set it also reserves the intent's share of
+	// its client key's limits in the same transaction, or records nothing
+	// and returns the RISK_LIMIT_EXCEEDED *Error (RiskReservation.Check)
+	// when a maximum would be passed.
 	CreateIntent(ctx context.Context, in Intent) error
 	// Intent returns an intent by ID; an error wrapping ErrNotFound when
 	// there is none.
@@ -92,10 +93,13 @@ type Store interface {
 	// balances, once: when the account exists it changes nothing. Returns
 	// an error wrapping ErrNotFound when the credential does not exist.
 	EnsureSimAccount(ctx context.Context, credentialID int64, initial []BalanceChange) error
-	// SimBalances returns a credential's paper balances by asset, zero
-	// balances included; an error wrapping ErrNotFound when the account was
-	// never opened.
+	// SimBalances returns a credential's paper balances of the spot
+	// wallet by asset, zero balances included; an error wrapping
+	// ErrNotFound when the account was never opened.
 	SimBalances(ctx context.Context, credentialID int64) (map[string]decimal.Decimal, error)
+	// SimWalletBalances is SimBalances for one wallet (docs/contract.md
+	// 2.10); a new account holds everything in spot.
+	SimWalletBalances(ctx context.Context, credentialID int64, wallet WalletKind) (map[string]decimal.Decimal, error)
 	// ApplySimOperation records op and applies all its balance changes at
 	// once; a zero op.CreatedAt is set to now. With op.Open the operation
 	// is listed as open; with op.Closes it closes that open operation in

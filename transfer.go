@@ -117,3 +117,25 @@ func Ability[T any](ex Exchange) (T, bool) {
 	var zero T
 	return zero, false
 }
+
+// CheckTransfer checks what every exchange requires of a transfer before
+// anything is sent: an asset, a positive amount, two known and different
+// wallets. The errors name the parameter (docs/contract.md 2.10).
+func CheckTransfer(req TransferRequest) error {
+	switch {
+	case req.Asset == "":
+		return ParamError("asset", "asset is required")
+	case !req.Amount.IsPositive():
+		return ParamError("amount", "amount must be positive, not %s", req.Amount)
+	}
+	if _, err := ParseWalletKind(string(req.From)); err != nil {
+		return ParamError("from", "%v", err)
+	}
+	if _, err := ParseWalletKind(string(req.To)); err != nil {
+		return ParamError("to", "%v", err)
+	}
+	if req.From == req.To {
+		return ParamError("to", "from and to are both %s: a transfer moves funds between two different wallets", req.From)
+	}
+	return nil
+}

@@ -1,6 +1,11 @@
 package exgate
 
-import "testing"
+import (
+	"errors"
+	"testing"
+
+	"github.com/shopspring/decimal"
+)
 
 type wrapped struct{ Exchange }
 
@@ -29,5 +34,32 @@ func TestParseWalletKind(t *testing.T) {
 	}
 	if _, err := ParseWalletKind("margin"); err == nil {
 		t.Error("margin was accepted")
+	}
+}
+
+func TestCheckTransfer(t *testing.T) {
+	one := decimal.RequireFromString("1")
+	ok := TransferRequest{Asset: "BTC", Amount: one, From: WalletSpot, To: WalletFunding}
+	if err := CheckTransfer(ok); err != nil {
+		t.Fatalf("a valid transfer: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(*TransferRequest)
+		param string
+	}{
+		{"no asset", func(r *TransferRequest) { r.Asset = "" }, "asset"},
+		{"zero amount", func(r *TransferRequest) { r.Amount = decimal.Zero }, "amount"},
+		{"negative amount", func(r *TransferRequest) { r.Amount = one.Neg() }, "amount"},
+		{"unknown from", func(r *TransferRequest) { r.From = "margin" }, "from"},
+		{"unknown to", func(r *TransferRequest) { r.To = "" }, "to"},
+		{"same wallet", func(r *TransferRequest) { r.To = WalletSpot }, "to"},
+	} {
+		req := ok
+		tc.edit(&req)
+		err := CheckTransfer(req)
+		if e, isErr := errors.AsType[*Error](err); !isErr || e.Code != CodeInvalidParameter || e.Param != tc.param {
+			t.Errorf("%s: %v, want INVALID_PARAMETER naming %s", tc.name, err, tc.param)
+		}
 	}
 }

@@ -344,10 +344,15 @@ func (s *Server) handleOrderBook(w http.ResponseWriter, r *http.Request, c *call
 }
 
 func (s *Server) handleBalances(w http.ResponseWriter, r *http.Request, c *call) error {
-	if _, err := newParams(c.params); err != nil {
+	ps, err := newParams(c.params, "wallet")
+	if err != nil {
 		return err
 	}
-	bals, err := c.ex.Balances(r.Context(), c.cred)
+	wallet, err := ps.wallet("wallet", false, exgate.WalletSpot)
+	if err != nil {
+		return err
+	}
+	bals, err := s.walletBalances(r.Context(), c, wallet)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,8 @@ type RouteLimits struct {
 	// Orders: every POST /v1/order/… (market and limit orders, test
 	// orders, cancels, cancel-all).
 	Orders exgate.RateLimit
-	// Withdrawals: POST /v1/wallet/withdraw.
+	// Withdrawals: POST /v1/wallet/withdraw and POST
+	// /v1/wallet/transfer (the routes that move money).
 	Withdrawals exgate.RateLimit
 }
 

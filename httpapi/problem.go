@@ -30,6 +30,7 @@ type problem struct {
 	ID         string             `json:"id,omitempty"`
 	Order      *exgate.Order      `json:"order,omitempty"`
 	Withdrawal *exgate.Withdrawal `json:"withdrawal,omitempty"`
+	Transfer   *exgate.Transfer   `json:"transfer,omitempty"`
 	// Extension members of a risk refusal (docs/contract.md 2.8):
 	// RISK_LIMIT_EXCEEDED's limit, value and max, TRADING_HALTED's reason.
 	Limit  string  `json:"limit,omitempty"`
@@ -44,6 +45,7 @@ type pendingError struct {
 	err        error
 	order      *exgate.Order
 	withdrawal *exgate.Withdrawal
+	transfer   *exgate.Transfer
 }
 
 func (e *pendingError) Error() string { return e.err.Error() }
@@ -51,7 +53,7 @@ func (e *pendingError) Unwrap() error { return e.err }
 
 // withPending is the journal's failure err, carrying the order or
 // withdrawal v it recorded when it has an id (a zero v: err alone).
-func withPending[T exgate.Order | exgate.Withdrawal](err error, v T) error {
+func withPending[T exgate.Order | exgate.Withdrawal | exgate.Transfer](err error, v T) error {
 	switch v := any(v).(type) {
 	case exgate.Order:
 		if v.ID != "" {
@@ -60,6 +62,10 @@ func withPending[T exgate.Order | exgate.Withdrawal](err error, v T) error {
 	case exgate.Withdrawal:
 		if v.ID != "" {
 			return &pendingError{err: err, withdrawal: &v}
+		}
+	case exgate.Transfer:
+		if v.ID != "" {
+			return &pendingError{err: err, transfer: &v}
 		}
 	}
 	return err
@@ -96,11 +102,14 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 		s.noteRiskRefusal(e)
 	}
 	if rec, ok := errors.AsType[*pendingError](err); ok {
-		p.Order, p.Withdrawal = rec.order, rec.withdrawal
-		if rec.order != nil {
+		p.Order, p.Withdrawal, p.Transfer = rec.order, rec.withdrawal, rec.transfer
+		switch {
+		case rec.order != nil:
 			p.ID = rec.order.ID
-		} else if rec.withdrawal != nil {
+		case rec.withdrawal != nil:
 			p.ID = rec.withdrawal.ID
+		case rec.transfer != nil:
+			p.ID = rec.transfer.ID
 		}
 	}
 	body, _ := json.Marshal(p)

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/exgate/exgate"
 )
@@ -87,6 +89,11 @@ func routeTable() []route {
 		{"GET", "/v1/order/fills", readKey, notAudited, LimitClient, (*Server).handleFills},
 		{"GET", "/v1/wallet/recent-withdraws", readKey, notAudited, LimitClient, (*Server).handleRecentWithdrawals},
 		{"GET", "/v1/market/symbols", readKey, notAudited, LimitMarketData, (*Server).handleSymbols},
+		// Transfers between an account's wallets (docs/contract.md 2.10;
+		// transfer.go): money-moving, so in the withdrawals budget.
+		{"POST", "/v1/wallet/transfer", tradeKey, audited, LimitWithdrawals, (*Server).handleTransfer},
+		{"GET", "/v1/wallet/transfer", readKey, notAudited, LimitClient, (*Server).handleTransferRecord},
+		{"GET", "/v1/wallet/transfers", readKey, notAudited, LimitClient, (*Server).handleTransfers},
 		// Risk controls (docs/contract.md 2.8; risk.go).
 		{"GET", "/v1/account/risk", readKey, notAudited, LimitClient, (*Server).handleAccountRisk},
 		// Streams (docs/contract.md 2.5; stream.go).
@@ -122,6 +129,10 @@ func Routes() []Route {
 // method answers 405 with Allow, an unknown path 404, both as problems.
 func (s *Server) routes() {
 	s.limits = map[string]LimitClass{}
+	// allowed lists each path's methods in the table's order: a path may
+	// have several (GET and POST /v1/wallet/transfer).
+	allowed := map[string][]string{}
+	var paths []string
 	for _, rt := range routeTable() {
 		pattern := rt.method + " " + rt.path
 		s.limits[pattern] = rt.limit
@@ -130,13 +141,19 @@ func (s *Server) routes() {
 			h = s.audited(pattern, h)
 		}
 		s.mux.Handle(pattern, h)
-		allow := rt.method
-		if rt.method == "GET" {
-			allow = "GET, HEAD"
+		if _, ok := allowed[rt.path]; !ok {
+			paths = append(paths, rt.path)
 		}
-		s.mux.Handle(rt.path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		allowed[rt.path] = append(allowed[rt.path], rt.method)
+		if rt.method == "GET" {
+			allowed[rt.path] = append(allowed[rt.path], "HEAD")
+		}
+	}
+	for _, p := range paths {
+		allow, use := strings.Join(allowed[p], ", "), strings.Join(slices.DeleteFunc(slices.Clone(allowed[p]), func(m string) bool { return m == "HEAD" }), " or ")
+		s.mux.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
-			s.writeProblem(w, r, exgate.Errorf(exgate.CodeMethodNotAllowed, "%s %s is not supported; use %s", r.Method, rt.path, rt.method))
+			s.writeProblem(w, r, exgate.Errorf(exgate.CodeMethodNotAllowed, "%s %s is not supported; use %s", r.Method, p, use))
 		}))
 	}
 	s.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -123,7 +123,10 @@ type Server struct {
 	// life is the journal's order-lifecycle side, taken from the ledger
 	// before the withdrawal allowlist wraps it; nil when it has none.
 	life lifecycleLedger
-	mux  *http.ServeMux
+	// xfers is the journal's transfer side (transfer.go), taken from the
+	// ledger likewise; nil when it has none.
+	xfers transferLedger
+	mux   *http.ServeMux
 	// limits is each route pattern's limit class, from the route table.
 	limits map[string]LimitClass
 	// audit writes the audit trail when Config.Audit is set.
@@ -145,6 +148,7 @@ func New(cfg Config) *Server {
 	}
 	s.keys = newKeyCache(cfg.Keys, ttl, s.now)
 	s.life, _ = cfg.Ledger.(lifecycleLedger)
+	s.xfers, _ = cfg.Ledger.(transferLedger)
 	if cfg.Controls != nil {
 		s.ips = &ipCache{store: cfg.Controls, ttl: ttl, now: s.now, entries: map[string]cachedIPs{}}
 		s.cfg.Ledger = addressGuard{ledger: cfg.Ledger, addresses: cfg.Controls, now: s.now}
@@ -359,6 +363,21 @@ func (s *Server) signed(acc access, h func(http.ResponseWriter, *http.Request, *
 	})
 }
 
+// hasBody reports whether a GET request came with a body.
+func hasBody(r *http.Request) bool {
+	switch {
+	case r.ContentLength > 0:
+		return true
+	case r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody:
+		return false
+	}
+	// Length unknown (chunked): a body whose first read gives nothing is
+	// none.
+	var b [1]byte
+	n, _ := r.Body.Read(b[:])
+	return n > 0
+}
+
 // authenticateAs authenticates a signed request (signed); for the stream
 // handshake (stream.go) a timestamp is required and the keys may be signed
 // query parameters.
@@ -386,6 +405,11 @@ func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exg
 	post := r.Method != http.MethodGet && r.Method != http.MethodHead
 	if !post {
 		sr, err = parseQuery(r.URL.RawQuery)
+		if err == nil && hasBody(r) {
+			// Served as if the body were absent, a filter sent there
+			// would be silently dropped.
+			err = errors.New("parameters of a GET request go in the query string, not a body: send them as ?name=value&… and sign that query string")
+		}
 	} else {
 		if err := checkJSONContentType(r.Header.Get("Content-Type")); err != nil {
 			return nil, err

@@ -263,6 +263,9 @@ func (g *gateway) do(req request) response {
 		if q != "" {
 			target += "?" + q
 		}
+		if req.rawBody != nil {
+			body = bytes.NewReader(req.rawBody)
+		}
 	} else if req.rawBody != nil {
 		body = bytes.NewReader(req.rawBody)
 	} else {

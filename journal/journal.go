@@ -191,6 +191,20 @@ type kind[R, T any] struct {
 	// refused or never saw: as a record (an Order REJECTED with its
 	// reason) rather than as the error.
 	refused func(r R, id string, at time.Time, exchange string, reason exgate.Reason) T
+	// queryIntent, when set, replaces query: the reconciler reads the
+	// record knowing the whole intent (when it was recorded, what was
+	// last answered), for an exchange that has no client id to look it
+	// up by (transfer.go).
+	queryIntent func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r R, it exgate.Intent) (T, error)
+	// idAsRef makes the gateway id the client's id when the client gives
+	// none, so that every intent of the kind has one (transfers:
+	// docs/contract.md 2.10).
+	idAsRef bool
+	// exclusive, when set, is the key (exgate.Intent.Exclusive) no two
+	// intents of the kind may hold while their outcome is open;
+	// inFlight is the refusal of a request whose key is held.
+	exclusive func(cred exgate.Credential, r R) string
+	inFlight  func(r R) error
 	// check, when set, refuses malformed input before anything is
 	// recorded.
 	check func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r R) error
@@ -303,6 +317,9 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 		}
 	}
 	id := exgate.NewID(k.prefix)
+	if ref == "" && k.idAsRef {
+		ref = id
+	}
 	k.setID(&req, id)
 	reqJSON, err := json.Marshal(req)
 	if err != nil {
@@ -318,9 +335,13 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 		// reconciler (here or elsewhere) asks the exchange about it.
 		NextDue: now.Add(s.timeout + ownerMargin),
 	}
+	if k.exclusive != nil {
+		it.Exclusive = k.exclusive(cred, req)
+	}
 	if k.name == exgate.IntentOrder || k.name == exgate.IntentWithdrawal {
 		// What the risk checks reserve is reserved with the intent, in
-		// one transaction (docs/risk.md).
+		// one transaction (docs/risk.md). Transfers are not checked:
+		// nothing leaves the account (docs/contract.md 2.8).
 		it.Risk = exgate.RiskFromContext(ctx)
 	}
 	s.startInflight(id)
@@ -332,6 +353,10 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 		if errors.Is(err, exgate.ErrConflict) && ref != "" {
 			// Another request with the same client id won the race.
 			prev, err := s.store.IntentByClientRef(ctx, cred.ClientAPIKey, k.name, ref)
+			if errors.Is(err, exgate.ErrNotFound) && it.Exclusive != "" {
+				// No: another intent holds the exclusive key.
+				return zero, k.inFlight(req)
+			}
 			if err != nil {
 				return zero, storeError(err)
 			}
@@ -379,8 +404,11 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 
 func timeoutError(k exgate.IntentKind, id string) error {
 	route := "/v1/order"
-	if k == exgate.IntentWithdrawal {
+	switch k {
+	case exgate.IntentWithdrawal:
 		route = "/v1/wallet/withdrawal"
+	case exgate.IntentTransfer:
+		route = "/v1/wallet/transfer"
 	}
 	return exgate.Errorf(exgate.CodeExchangeTimeout,
 		"the exchange did not confirm the %s in time; its outcome is being reconciled and it will not be sent again; read it with GET %s?id=%s", k, route, id)

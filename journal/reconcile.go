@@ -114,6 +114,8 @@ func (s *Service) reconcileDue(ctx context.Context, it exgate.Intent, now time.T
 		fresh, err = reconcile(ctx, s, withdrawalKind, it)
 	case exgate.IntentCancel:
 		fresh, err = reconcile(ctx, s, cancelKind, it)
+	case exgate.IntentTransfer:
+		fresh, err = reconcile(ctx, s, transferKind, it)
 	default:
 		err = fmt.Errorf("%w %q", errUnknownKind, it.Kind)
 	}
@@ -226,7 +228,12 @@ func reconcile[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgat
 		return it, fmt.Errorf("credential %q: %w", it.CredentialName, err)
 	}
 	qctx, cancel := context.WithTimeout(ctx, s.qtimeout)
-	rec, err := k.query(qctx, ex, cred, req, it.ID)
+	var rec T
+	if k.queryIntent != nil {
+		rec, err = k.queryIntent(qctx, ex, cred, req, it)
+	} else {
+		rec, err = k.query(qctx, ex, cred, req, it.ID)
+	}
 	cancel()
 	now := s.now()
 	switch {

@@ -67,6 +67,8 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"ConsoleLogins", s.testConsoleLogins},
 		{"ConsoleSessions", s.testConsoleSessions},
 		{"RecentIntents", s.testRecentIntents},
+		{"SimWallets", s.testSimWallets},
+		{"ExclusiveIntents", s.testExclusiveIntents},
 		{"RiskLimits", s.testRiskLimits},
 		{"RiskHalts", s.testRiskHalts},
 		{"RiskReservations", s.testRiskReservations},

@@ -107,7 +107,10 @@ export interface paths {
         };
         /**
          * Balances of the account.
-         * @description Every asset with a non-zero available or locked amount.
+         * @description Every asset with a non-zero available or locked amount, of the
+         *     trading wallet (`spot`, the default) or of the `funding` wallet
+         *     (docs/contract.md 2.10). On an exchange with one wallet (Kraken,
+         *     Gate.io) `wallet=funding` is 400 `INVALID_PARAMETER` naming `wallet`.
          */
         get: operations["accountBalance"];
         put?: never;
@@ -196,6 +199,66 @@ export interface paths {
          *     is 404.
          */
         get: operations["getWithdrawal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/wallet/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a transfer's current state.
+         * @description Returns a transfer submitted with this client key, by the gateway's
+         *     `id` or by its `clientTransferId`. Give exactly one of the two.
+         */
+        get: operations["getTransfer"];
+        put?: never;
+        /**
+         * Move funds between the account's wallets.
+         * @description Moves `amount` of `asset` from one wallet of the account to the
+         *     other (`spot` ↔ `funding`; requires the `trade` permission; a
+         *     halted key may still transfer, nothing leaves the account). The
+         *     transfer is recorded before it is sent: a `clientTransferId` (or the
+         *     `Idempotency-Key` header; the gateway's id when none is given) makes
+         *     the call idempotent, and an ambiguous answer is reconciled from the
+         *     exchange's history, never sent again (504 with the pending
+         *     `transfer`). A second transfer of the same asset and amount on the
+         *     same exchange key while one waits for its outcome is 409
+         *     `TRANSFER_IN_FLIGHT`. More than the wallet holds is 422
+         *     `INSUFFICIENT_FUNDS`. On an exchange with one wallet (Kraken,
+         *     Gate.io) it is 400 `INVALID_PARAMETER` naming the wallet parameter
+         *     that is not `spot`.
+         */
+        post: operations["transfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/wallet/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's transfers between its wallets.
+         * @description The exchange's own history of transfers between the two wallets,
+         *     newest first, including transfers made outside the gateway (Binance:
+         *     the last 7 days, ids are Binance's `tranId`, which takes no client
+         *     id). An exchange with one wallet has none.
+         */
+        get: operations["recentTransfers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -727,6 +790,53 @@ export interface components {
             recvWindow?: components["schemas"]["SignedRecvWindow"];
             signature: components["schemas"]["Signature"];
         };
+        /**
+         * @description One of an account's wallets (docs/contract.md 2.10); any case is accepted on input.
+         * @enum {string}
+         */
+        WalletKind: "spot" | "funding";
+        /**
+         * @example {
+         *       "asset": "USDT",
+         *       "amount": "250",
+         *       "from": "funding",
+         *       "to": "spot",
+         *       "clientTransferId": "fund-1",
+         *       "timestamp": 1700000000000,
+         *       "signature": "a4c9ac051a170f93e4fbf5584983fcbb16326459df1cd37fec3bd965e5a26186"
+         *     }
+         */
+        TransferRequest: {
+            asset: components["schemas"]["AssetCode"];
+            amount: components["schemas"]["PositiveDecimal"];
+            from: components["schemas"]["WalletKind"];
+            to: components["schemas"]["WalletKind"];
+            clientTransferId?: components["schemas"]["ClientID"];
+            timestamp?: components["schemas"]["SignedTimestamp"];
+            recvWindow?: components["schemas"]["SignedRecvWindow"];
+            signature: components["schemas"]["Signature"];
+        };
+        Transfer: {
+            /** @description The gateway's transfer id (the exchange's id for a transfer made outside the gateway). */
+            id: string;
+            /** @description The client's id, or the gateway's id when none was given. */
+            clientTransferId: string;
+            asset: string;
+            /** Format: double */
+            amount: number;
+            from: components["schemas"]["WalletKind"];
+            to: components["schemas"]["WalletKind"];
+            status: components["schemas"]["WalletTransferStatus"];
+            timestamp: components["schemas"]["Millis"];
+            exchange: components["schemas"]["Exchange"];
+            /** @description The exchange's own id of the transfer, once known. */
+            exchangeId?: string;
+        };
+        /**
+         * @description A transfer between wallets is never canceled.
+         * @enum {string}
+         */
+        WalletTransferStatus: "pending" | "completed" | "failed";
         Order: {
             /** @description The gateway's order id. */
             id: string;
@@ -750,7 +860,15 @@ export interface components {
             fees: number | null;
             /** @description The code of the asset the fees are in. */
             feesIn: string;
+            /** @description When the order was placed. */
             openAt: components["schemas"]["Millis"];
+            /**
+             * @description When the order reached a final status (FILLED, CANCELED,
+             *     REJECTED, EXPIRED). While the order is open (PENDING or
+             *     PARTIALLY_FILLED, and TEST) it equals `openAt`, as the
+             *     specification fixes for a pending order; the field is never
+             *     null. Tell an open order by its `status`, not by `closeAt`.
+             */
             closeAt: components["schemas"]["Millis"];
             exchange: components["schemas"]["Exchange"];
             clientOrderId?: string;
@@ -767,7 +885,13 @@ export interface components {
             quoteQuantity: number | null;
             /**
              * Format: double
-             * @description quoteQuantity / executedQuantity.
+             * @description quoteQuantity / executedQuantity, rounded half away from zero
+             *     to 15 significant digits, which a float64 holds exactly (a
+             *     client reading the number as a double gets the very digits
+             *     written); where the exchange reports its own average price
+             *     (Kraken, Gate.io), that price. It is not exact: for the exact
+             *     ratio divide `quoteQuantity` by `executedQuantity`, which are.
+             *     Null until something is filled.
              */
             averagePrice: number | null;
             /** @description The exchange's own status value. */
@@ -948,7 +1072,7 @@ export interface components {
          * @description A stable machine-readable error code; codes are never renamed, new ones may be added.
          * @enum {string}
          */
-        ErrorCode: "MISSING_API_KEY" | "INVALID_API_KEY" | "MISSING_SIGNATURE" | "INVALID_SIGNATURE" | "MISSING_TIMESTAMP" | "TIMESTAMP_OUTSIDE_WINDOW" | "REPLAYED_REQUEST" | "MISSING_EXCHANGE_KEY" | "UNKNOWN_EXCHANGE_KEY" | "PERMISSION_DENIED" | "IP_NOT_ALLOWED" | "ADDRESS_NOT_ALLOWED" | "RISK_LIMIT_EXCEEDED" | "TRADING_HALTED" | "INVALID_PARAMETER" | "UNKNOWN_SYMBOL" | "QUANTITY_TOO_SMALL" | "INSUFFICIENT_FUNDS" | "ORDER_REJECTED" | "WITHDRAWAL_REJECTED" | "RATE_LIMITED" | "EXCHANGE_ERROR" | "EXCHANGE_AUTH_FAILED" | "EXCHANGE_UNAVAILABLE" | "EXCHANGE_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "METHOD_NOT_ALLOWED" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "INTERNAL" | "NOT_IMPLEMENTED";
+        ErrorCode: "MISSING_API_KEY" | "INVALID_API_KEY" | "MISSING_SIGNATURE" | "INVALID_SIGNATURE" | "MISSING_TIMESTAMP" | "TIMESTAMP_OUTSIDE_WINDOW" | "REPLAYED_REQUEST" | "MISSING_EXCHANGE_KEY" | "UNKNOWN_EXCHANGE_KEY" | "PERMISSION_DENIED" | "IP_NOT_ALLOWED" | "ADDRESS_NOT_ALLOWED" | "RISK_LIMIT_EXCEEDED" | "TRADING_HALTED" | "INVALID_PARAMETER" | "UNKNOWN_SYMBOL" | "QUANTITY_TOO_SMALL" | "INSUFFICIENT_FUNDS" | "ORDER_REJECTED" | "WITHDRAWAL_REJECTED" | "RATE_LIMITED" | "EXCHANGE_ERROR" | "EXCHANGE_AUTH_FAILED" | "EXCHANGE_UNAVAILABLE" | "EXCHANGE_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "METHOD_NOT_ALLOWED" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "INTERNAL" | "NOT_IMPLEMENTED" | "TRANSFER_REJECTED" | "TRANSFER_IN_FLIGHT";
         /**
          * @description An RFC 9457 problem details object. `code` is one of ErrorCode and
          *     `status` the HTTP status; the ProblemNNN schemas narrow both to the
@@ -1015,7 +1139,7 @@ export interface components {
             /** @constant */
             status?: 409;
             /** @enum {string} */
-            code?: "IDEMPOTENCY_CONFLICT";
+            code?: "IDEMPOTENCY_CONFLICT" | "TRANSFER_IN_FLIGHT";
         };
         Problem413: components["schemas"]["Problem"] & {
             /** @constant */
@@ -1033,7 +1157,7 @@ export interface components {
             /** @constant */
             status?: 422;
             /** @enum {string} */
-            code?: "INSUFFICIENT_FUNDS" | "ORDER_REJECTED" | "QUANTITY_TOO_SMALL" | "WITHDRAWAL_REJECTED";
+            code?: "INSUFFICIENT_FUNDS" | "ORDER_REJECTED" | "QUANTITY_TOO_SMALL" | "TRANSFER_REJECTED" | "WITHDRAWAL_REJECTED";
         };
         Problem429: components["schemas"]["Problem"] & {
             /** @constant */
@@ -1076,6 +1200,12 @@ export interface components {
             /** @description The gateway's id of the order. */
             id?: string;
             order?: components["schemas"]["Order"];
+        };
+        /** @description A 504 problem about a transfer whose outcome is being reconciled. */
+        TransferTimeoutProblem: components["schemas"]["Problem504"] & {
+            /** @description The gateway's id of the transfer. */
+            id?: string;
+            transfer?: components["schemas"]["Transfer"];
         };
         /** @description A 504 problem about a withdrawal whose outcome is being reconciled. */
         WithdrawalTimeoutProblem: components["schemas"]["Problem504"] & {
@@ -1269,6 +1399,21 @@ export interface components {
                 "application/problem+json": components["schemas"]["WithdrawalTimeoutProblem"];
             };
         };
+        /**
+         * @description The exchange did not answer in time: the transfer's outcome is
+         *     unknown and the gateway reconciles it from the exchange's history.
+         *     When the transfer was recorded, the problem carries its `id` and the
+         *     pending `transfer` itself; read it again with GET /v1/wallet/transfer.
+         */
+        TransferTimeout: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["TransferTimeoutProblem"];
+            };
+        };
     };
     parameters: {
         /** @description Hex HMAC-SHA256 of the parameter string (see the document's description). */
@@ -1317,9 +1462,15 @@ export interface components {
         WithdrawalID: string;
         /** @description The client withdrawal id the withdrawal was submitted with; give this or `id`. */
         ClientWithdrawalIDQuery: components["schemas"]["ClientID"];
+        /** @description The gateway's transfer id; give this or `clientTransferId`. */
+        TransferID: string;
+        /** @description The client transfer id the transfer was submitted with (the gateway's id when none was given); give this or `id`. */
+        ClientTransferIDQuery: components["schemas"]["ClientID"];
+        /** @description The wallet whose balances to read; `spot` (the trading wallet) when absent. */
+        Wallet: components["schemas"]["WalletKind"];
         /**
-         * @description Synonym of the body's client id (`clientOrderId` or
-         *     `clientWithdrawalId`); when both are given they must be equal. Unlike
+         * @description Synonym of the body's client id (`clientOrderId`,
+         *     `clientWithdrawalId` or `clientTransferId`); when both are given they must be equal. Unlike
          *     the body member it is not covered by the signature.
          */
         IdempotencyKey: components["schemas"]["ClientID"];
@@ -1340,8 +1491,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Synonym of the body's client id (`clientOrderId` or
-                 *     `clientWithdrawalId`); when both are given they must be equal. Unlike
+                 * @description Synonym of the body's client id (`clientOrderId`,
+                 *     `clientWithdrawalId` or `clientTransferId`); when both are given they must be equal. Unlike
                  *     the body member it is not covered by the signature.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1529,6 +1680,8 @@ export interface operations {
     accountBalance: {
         parameters: {
             query: {
+                /** @description The wallet whose balances to read; `spot` (the trading wallet) when absent. */
+                wallet?: components["parameters"]["Wallet"];
                 /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
@@ -1655,8 +1808,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Synonym of the body's client id (`clientOrderId` or
-                 *     `clientWithdrawalId`); when both are given they must be equal. Unlike
+                 * @description Synonym of the body's client id (`clientOrderId`,
+                 *     `clientWithdrawalId` or `clientTransferId`); when both are given they must be equal. Unlike
                  *     the body member it is not covered by the signature.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1738,13 +1891,156 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
+    getTransfer: {
+        parameters: {
+            query: {
+                /** @description The gateway's transfer id; give this or `clientTransferId`. */
+                id?: components["parameters"]["TransferID"];
+                /** @description The client transfer id the transfer was submitted with (the gateway's id when none was given); give this or `id`. */
+                clientTransferId?: components["parameters"]["ClientTransferIDQuery"];
+                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                timestamp?: components["parameters"]["Timestamp"];
+                /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
+                recvWindow?: components["parameters"]["RecvWindow"];
+                /** @description Hex HMAC-SHA256 of the parameter string (see the document's description). */
+                signature: components["parameters"]["Signature"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transfer. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transfer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /**
+             * @description The transfer was refused when it was submitted (the same answer
+             *     again), or was found never to have reached the exchange
+             *     (`TRANSFER_REJECTED`).
+             */
+            422: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem422"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    transfer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Synonym of the body's client id (`clientOrderId`,
+                 *     `clientWithdrawalId` or `clientTransferId`); when both are given they must be equal. Unlike
+                 *     the body member it is not covered by the signature.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransferRequest"];
+            };
+        };
+        responses: {
+            /** @description The transfer. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transfer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            501: components["responses"]["NotImplemented"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["TransferTimeout"];
+        };
+    };
+    recentTransfers: {
+        parameters: {
+            query: {
+                /** @description Only this asset. */
+                asset?: components["parameters"]["AssetFilter"];
+                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                timestamp?: components["parameters"]["Timestamp"];
+                /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
+                recvWindow?: components["parameters"]["RecvWindow"];
+                /** @description Hex HMAC-SHA256 of the parameter string (see the document's description). */
+                signature: components["parameters"]["Signature"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transfers, newest first. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transfer"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["Unavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
     placeLimitOrder: {
         parameters: {
             query?: never;
             header?: {
                 /**
-                 * @description Synonym of the body's client id (`clientOrderId` or
-                 *     `clientWithdrawalId`); when both are given they must be equal. Unlike
+                 * @description Synonym of the body's client id (`clientOrderId`,
+                 *     `clientWithdrawalId` or `clientTransferId`); when both are given they must be equal. Unlike
                  *     the body member it is not covered by the signature.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];

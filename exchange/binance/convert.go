@@ -179,13 +179,21 @@ var (
 	// against ORDERS (only new orders are).
 	epCancelOrder = endpoint{name: "cancelOrder", method: http.MethodDelete, path: "/api/v3/order", signed: true, budget: budgetWeight, weight: 1, write: true}
 	// GET /api/v3/openOrders: 6 with symbol, 80 without (set per call).
-	epOpenOrders    = endpoint{name: "openOrders", method: http.MethodGet, path: "/api/v3/openOrders", signed: true, budget: budgetWeight, weight: 6}
-	epAllOrders     = endpoint{name: "allOrders", method: http.MethodGet, path: "/api/v3/allOrders", signed: true, budget: budgetWeight, weight: 20}
-	epDepositHist   = endpoint{name: "depositHistory", method: http.MethodGet, path: "/sapi/v1/capital/deposit/hisrec", signed: true, budget: budgetSapiIP, weight: 1}
-	epDepositAddr   = endpoint{name: "depositAddress", method: http.MethodGet, path: "/sapi/v1/capital/deposit/address", signed: true, budget: budgetSapiIP, weight: 10}
-	epCoinConfig    = endpoint{name: "coinConfig", method: http.MethodGet, path: "/sapi/v1/capital/config/getall", signed: true, budget: budgetSapiIP, weight: 10}
-	epWithdraw      = endpoint{name: "withdraw", method: http.MethodPost, path: "/sapi/v1/capital/withdraw/apply", signed: true, budget: budgetSapiUID, weight: 900, write: true}
-	epWithdrawHist  = endpoint{name: "withdrawHistory", method: http.MethodGet, path: "/sapi/v1/capital/withdraw/history", signed: true, budget: budgetSapiIP1s, weight: 18000}
+	epOpenOrders   = endpoint{name: "openOrders", method: http.MethodGet, path: "/api/v3/openOrders", signed: true, budget: budgetWeight, weight: 6}
+	epAllOrders    = endpoint{name: "allOrders", method: http.MethodGet, path: "/api/v3/allOrders", signed: true, budget: budgetWeight, weight: 20}
+	epDepositHist  = endpoint{name: "depositHistory", method: http.MethodGet, path: "/sapi/v1/capital/deposit/hisrec", signed: true, budget: budgetSapiIP, weight: 1}
+	epDepositAddr  = endpoint{name: "depositAddress", method: http.MethodGet, path: "/sapi/v1/capital/deposit/address", signed: true, budget: budgetSapiIP, weight: 10}
+	epCoinConfig   = endpoint{name: "coinConfig", method: http.MethodGet, path: "/sapi/v1/capital/config/getall", signed: true, budget: budgetSapiIP, weight: 10}
+	epWithdraw     = endpoint{name: "withdraw", method: http.MethodPost, path: "/sapi/v1/capital/withdraw/apply", signed: true, budget: budgetSapiUID, weight: 900, write: true}
+	epWithdrawHist = endpoint{name: "withdrawHistory", method: http.MethodGet, path: "/sapi/v1/capital/withdraw/history", signed: true, budget: budgetSapiIP1s, weight: 18000}
+	// The wallet transfers (transfer.go). Source:
+	// developers.binance.com/docs/wallet/asset/user-universal-transfer
+	// ("Weight(UID): 900"), .../query-user-universal-transfer ("Weight(IP):
+	// 1") and .../funding-wallet ("Weight(IP): 1"; a POST that reads, so
+	// retried like a read).
+	epTransfer      = endpoint{name: "universalTransfer", method: http.MethodPost, path: "/sapi/v1/asset/transfer", signed: true, budget: budgetSapiUID, weight: 900, write: true}
+	epTransferHist  = endpoint{name: "transferHistory", method: http.MethodGet, path: "/sapi/v1/asset/transfer", signed: true, budget: budgetSapiIP, weight: 1}
+	epFundingAssets = endpoint{name: "fundingAsset", method: http.MethodPost, path: "/sapi/v1/asset/get-funding-asset", signed: true, budget: budgetSapiIP, weight: 1}
 	defaultLimitSet = rateLimits{
 		weight:    limitSpec{limit: 6000, window: minute},
 		ordersWin: limitSpec{limit: 50, window: 10 * second},
@@ -292,6 +300,15 @@ var errorCodes = map[int]exgate.Code{
 	-4021:               exgate.CodeWithdrawalRejected, // amount not a multiple
 	-4022:               exgate.CodeWithdrawalRejected, // under the minimum
 	-4028:               exgate.CodeWithdrawalRejected, // amount not above the fee
+	// The universal transfer's refusals (transfer.go), from the /sapi
+	// error list (UNCONFIRMED: see docs/exchanges/binance.md).
+	-5002: exgate.CodeInsufficientFunds, // "You have insufficient balance."
+	-5003: exgate.CodeInsufficientFunds, // "You don't have this asset."
+	-5013: exgate.CodeInsufficientFunds, // "Asset transfer failed: insufficient balance"
+	-5007: exgate.CodeInvalidParameter,  // "Quantity must be greater than zero."
+	-5010: exgate.CodeTransferRejected,  // "Asset transfer fail."
+	-5012: exgate.CodeTransferRejected,  // "Asset transfer is in progress."
+	-9000: exgate.CodeInsufficientFunds, // USER_OUT_OF_TRANSFER_FLOAT: the wallet holds less
 }
 
 // unknownOutcome lists the codes whose message says the execution status is
@@ -313,6 +330,28 @@ var errorParams = map[int]string{
 	-4106:           "tag",
 	-4007:           "address",
 	-4008:           "tag",
+	-5002:           "amount",
+	-5003:           "amount",
+	-5013:           "amount",
+	-5007:           "amount",
+	-9000:           "amount",
+}
+
+// transferTypes are the universal transfer types between the two wallets
+// the gateway names (docs/contract.md 2.10): Binance's MAIN is the spot
+// wallet. Source: developers.binance.com/docs/wallet/asset/user-universal-transfer.
+var transferTypes = map[[2]exgate.WalletKind]string{
+	{exgate.WalletSpot, exgate.WalletFunding}: "MAIN_FUNDING",
+	{exgate.WalletFunding, exgate.WalletSpot}: "FUNDING_MAIN",
+}
+
+// transferStatuses maps the transfer history's status. Source:
+// developers.binance.com/docs/wallet/asset/query-user-universal-transfer
+// ("status: CONFIRMED / FAILED / PENDING"). An unknown one is pending.
+var transferStatuses = map[string]exgate.TransferStatus{
+	"CONFIRMED": exgate.TransferCompleted,
+	"FAILED":    exgate.TransferFailed,
+	"PENDING":   exgate.TransferPending,
 }
 
 // rejectMessages are the -2010 NEW_ORDER_REJECTED reasons the adapter

@@ -254,7 +254,7 @@ func (e *Exchange) normalizeOrder(ctx context.Context, mk *market, o orderJSON, 
 	if !o.CummulativeQuoteQty.IsNegative() {
 		out.QuoteQuantity = exgate.NumberPtr(o.CummulativeQuoteQty.Decimal)
 		if o.ExecutedQty.IsPositive() {
-			out.AveragePrice = exgate.NumberPtr(o.CummulativeQuoteQty.DivRound(o.ExecutedQty.Decimal, 16))
+			out.AveragePrice = exgate.AveragePrice(o.CummulativeQuoteQty.Decimal, o.ExecutedQty.Decimal)
 		}
 	}
 	if fee, ok := fees(mk, o.Fills); ok {

@@ -29,7 +29,8 @@
 // Symbol.Base, Symbol.Quote and Withdrawal.Asset enough for an order of
 // either quantity on either side and the withdrawal, and a non-empty
 // deposit history. Adapters that implement exgate.OrderManager also run
-// Lifecycle/... (lifecycle.go). Refused
+// Lifecycle/... (lifecycle.go); adapters with exgate.WalletTransfers also
+// run Transfers/... (transfer.go). Refused
 // orders (unknown or inverse pair, too small) must move no balance and be
 // unknown to QueryOrder afterwards.
 package exchangetest
@@ -69,6 +70,11 @@ type Setup struct {
 	Withdrawal exgate.WithdrawalRequest
 	// DepositAddress is a valid deposit address request.
 	DepositAddress exgate.DepositAddressRequest
+	// Transfer, for an adapter with exgate.WalletTransfers, names an
+	// asset and amount the spot wallet holds, to move to the funding
+	// wallet and back (transfer.go); the suite sets the wallets and the
+	// client id. Unset: the Withdrawal's asset and amount.
+	Transfer exgate.TransferRequest
 }
 
 // Run runs the conformance suite as subtests of t. Each subtest calls
@@ -113,6 +119,7 @@ func Run(t *testing.T, newSetup func(t *testing.T) Setup) {
 	t.Run("Withdraw", func(t *testing.T) { testWithdraw(t, start(t, newSetup)) })
 	t.Run("QueryWithdrawalUnknown", func(t *testing.T) { testQueryWithdrawalUnknown(t, start(t, newSetup)) })
 	t.Run("Lifecycle", func(t *testing.T) { runLifecycle(t, newSetup) })
+	t.Run("Transfers", func(t *testing.T) { runTransfers(t, newSetup) })
 }
 
 // suite is one Setup under test with helpers whose messages name the

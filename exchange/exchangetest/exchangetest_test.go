@@ -55,6 +55,42 @@ type mutant struct {
 	// the cancel.
 	limit  func(exgate.LimitOrderRequest) exgate.LimitOrderRequest
 	cancel func(exgate.CancelRequest) (exgate.Order, error)
+	// transfer replaces the transfer; queryTransfer rewrites a
+	// transfer read back.
+	transfer      func(exgate.TransferRequest) (exgate.Transfer, error)
+	queryTransfer func(exgate.Transfer, error) (exgate.Transfer, error)
+}
+
+// The mutant has the sim's two wallets, so the Transfers cases run
+// against it.
+var _ exgate.WalletTransfers = (*mutant)(nil)
+
+func (m *mutant) wallets() exgate.WalletTransfers {
+	wt, _ := exgate.Ability[exgate.WalletTransfers](m.Exchange)
+	return wt
+}
+
+func (m *mutant) WalletBalances(ctx context.Context, c exgate.Credential, w exgate.WalletKind) ([]exgate.Balance, error) {
+	return m.wallets().WalletBalances(ctx, c, w)
+}
+
+func (m *mutant) Transfer(ctx context.Context, c exgate.Credential, r exgate.TransferRequest) (exgate.Transfer, error) {
+	if m.transfer != nil {
+		return m.transfer(r)
+	}
+	return m.wallets().Transfer(ctx, c, r)
+}
+
+func (m *mutant) QueryTransfer(ctx context.Context, c exgate.Credential, q exgate.TransferQuery) (exgate.Transfer, error) {
+	t, err := m.wallets().QueryTransfer(ctx, c, q)
+	if m.queryTransfer != nil {
+		return m.queryTransfer(t, err)
+	}
+	return t, err
+}
+
+func (m *mutant) RecentTransfers(ctx context.Context, c exgate.Credential, f exgate.TransferFilter) ([]exgate.Transfer, error) {
+	return m.wallets().RecentTransfers(ctx, c, f)
 }
 
 // The mutant has the sim's order lifecycle (lifecycle_test.go), so the
@@ -125,6 +161,17 @@ type mutation struct {
 }
 
 var mutations = []mutation{
+	{"transfer moves nothing", "Transfers/InsufficientFunds", "want a refusal", func(m *mutant) {
+		m.transfer = func(r exgate.TransferRequest) (exgate.Transfer, error) {
+			return exgate.Transfer{ID: r.ClientTransferID, ClientTransferID: r.ClientTransferID, Asset: r.Asset,
+				Amount: exgate.NewNumber(r.Amount), From: r.From, To: r.To, Status: exgate.TransferCompleted, Timestamp: 1, Exchange: "sim"}, nil
+		}
+	}},
+	{"unknown transfer found", "Transfers/QueryUnknown", "want an error wrapping exgate.ErrNotFound", func(m *mutant) {
+		m.queryTransfer = func(exgate.Transfer, error) (exgate.Transfer, error) {
+			return exgate.Transfer{Status: exgate.TransferPending}, nil
+		}
+	}},
 	{"cancel does nothing", "Lifecycle/RestAndCancel", "OpenOrders after the cancel", func(m *mutant) {
 		m.cancel = func(r exgate.CancelRequest) (exgate.Order, error) {
 			return exgate.Order{ID: r.ClientOrderID, ClientOrderID: r.ClientOrderID, Status: exgate.OrderCanceled}, nil

@@ -457,7 +457,7 @@ func (e *Exchange) normalizeOrder(p *pair, o orderJSON, id string, qty decimal.D
 	case o.AvgDealPrice.IsPositive():
 		out.AveragePrice = exgate.NumberPtr(o.AvgDealPrice.Decimal)
 	case executed.IsPositive() && o.FilledTotal.Set:
-		out.AveragePrice = exgate.NumberPtr(o.FilledTotal.DivRound(executed, 16))
+		out.AveragePrice = exgate.AveragePrice(o.FilledTotal.Decimal, executed)
 	}
 	// Gate charges the fee in fee_currency, or in GT (gt_fee) or points
 	// (point_fee) when the account deducts fees that way.

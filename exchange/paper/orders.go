@@ -78,7 +78,7 @@ func (c chain) order() exgate.Order {
 	}
 	o.ExecutedQuantity, o.QuoteQuantity, o.Fees = exgate.NumberPtr(base), exgate.NumberPtr(quote), exgate.NumberPtr(fees)
 	if base.IsPositive() {
-		o.AveragePrice = exgate.NumberPtr(quote.DivRound(base, 8))
+		o.AveragePrice = exgate.AveragePrice(quote, base)
 		o.Status, o.RawStatus = exgate.OrderPartiallyFilled, rawPartiallyFilled
 	}
 	if c.closed() {
@@ -188,7 +188,7 @@ func (e *Exchange) marketOrder(ctx context.Context, cred exgate.Credential, req 
 		Fees: exgate.NumberPtr(fee), FeesIn: get, OpenAt: now, CloseAt: now,
 		Exchange: e.live.Name(), ClientOrderID: req.ClientOrderID, ExchangeOrderID: "paper-" + req.ClientOrderID,
 		ExecutedQuantity: exgate.NumberPtr(base), QuoteQuantity: exgate.NumberPtr(quote),
-		AveragePrice: exgate.NumberPtr(quote.DivRound(base, 8)), RawStatus: raw, Paper: true,
+		AveragePrice: exgate.AveragePrice(quote, base), RawStatus: raw, Paper: true,
 	}
 	need = exgate.BalanceChange{Asset: pay, Delta: payAmount.Neg()}
 	if in == pay {

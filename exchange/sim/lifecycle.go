@@ -145,9 +145,16 @@ func (e *Exchange) checkLimit(p *pairInfo, req exgate.LimitOrderRequest) (qty, p
 			"%s %s at %s is worth %s %s, below the minimum notional %s %s of %s",
 			q, p.Base, req.Price, n, p.Quote, p.minNotional, p.Quote, p.sym)
 	}
-	if !q.Shift(p.StepExp).IsInteger() || !req.Price.Shift(p.TickExp).IsInteger() ||
-		q.Shift(p.StepExp).GreaterThan(decimal.New(1, 15)) || req.Price.Shift(p.TickExp).GreaterThan(decimal.New(1, 15)) {
-		return 0, 0, exgate.ParamError("quantity", "quantity or price is out of range")
+	// The book counts in whole steps and ticks, at most 10^15 of each:
+	// the parameter past that is named with the largest value it takes.
+	limit := decimal.New(1, 15)
+	if !req.Price.Shift(p.TickExp).IsInteger() || req.Price.Shift(p.TickExp).GreaterThan(limit) {
+		return 0, 0, exgate.ParamError("price", "price %s is out of range: %s takes at most %s %s",
+			req.Price, p.sym, limit.Shift(-p.TickExp), p.Quote)
+	}
+	if !q.Shift(p.StepExp).IsInteger() || q.Shift(p.StepExp).GreaterThan(limit) {
+		return 0, 0, exgate.ParamError("quantity", "quantity %s is out of range: %s takes at most %s %s",
+			req.Quantity, p.sym, limit.Shift(-p.StepExp), p.Base)
 	}
 	return q.Shift(p.StepExp).IntPart(), req.Price.Shift(p.TickExp).IntPart(), nil
 }
@@ -369,7 +376,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		if r.Side == exgate.SideSell {
 			pay, need = p.Base, f.base
 		}
-		if err := e.withAccount(ctx, cred, func() error { return e.checkFunds(ctx, cred, pay, need, "the order") }); err != nil {
+		if err := e.withAccount(ctx, cred, func() error { return e.checkFunds(ctx, cred, pay, need, marketWhat(p, r, f)) }); err != nil {
 			return exgate.Order{}, e.applyError("order", r.ClientOrderID, err)
 		}
 		return exgate.Order{
@@ -441,7 +448,7 @@ func (lo limitOrder) order(p *pairInfo) exgate.Order {
 	}
 	o.ExecutedQuantity, o.QuoteQuantity, o.Fees = exgate.NumberPtr(base), exgate.NumberPtr(quote), exgate.NumberPtr(fees)
 	if base.IsPositive() {
-		o.AveragePrice = exgate.NumberPtr(quote.DivRound(base, 8))
+		o.AveragePrice = exgate.AveragePrice(quote, base)
 		o.Status, o.RawStatus = exgate.OrderPartiallyFilled, rawOrderPartiallyFilled
 	}
 	if len(lo.steps) > 0 && lo.closed() {

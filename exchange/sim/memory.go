@@ -28,7 +28,7 @@ type MemoryLedger struct {
 }
 
 type memoryAccount struct {
-	balances map[string]decimal.Decimal
+	balances map[exgate.WalletAsset]decimal.Decimal
 	ops      map[string]exgate.SimOperation
 	// order lists the ids of ops as they were applied; open holds the
 	// open ones.
@@ -50,9 +50,9 @@ func (l *MemoryLedger) EnsureSimAccount(ctx context.Context, credentialID int64,
 	if err != nil {
 		return fmt.Errorf("sim ledger: ensure account %d: %w", credentialID, err)
 	}
-	for asset, amount := range start {
+	for k, amount := range start {
 		if amount.IsNegative() {
-			return fmt.Errorf("sim ledger: ensure account %d: negative initial %s balance", credentialID, asset)
+			return fmt.Errorf("sim ledger: ensure account %d: negative initial %s %s balance", credentialID, k.Wallet, k.Asset)
 		}
 	}
 	l.mu.Lock()
@@ -64,16 +64,29 @@ func (l *MemoryLedger) EnsureSimAccount(ctx context.Context, credentialID int64,
 	return nil
 }
 
-// SimBalances returns a copy of the account's balances. Returns an error
-// wrapping exgate.ErrNotFound when the account is not open.
+// SimBalances returns a copy of the account's spot balances. Returns an
+// error wrapping exgate.ErrNotFound when the account is not open.
 func (l *MemoryLedger) SimBalances(ctx context.Context, credentialID int64) (map[string]decimal.Decimal, error) {
+	return l.SimWalletBalances(ctx, credentialID, exgate.WalletSpot)
+}
+
+// SimWalletBalances returns a copy of the account's balances in one
+// wallet. Returns an error wrapping exgate.ErrNotFound when the account
+// is not open.
+func (l *MemoryLedger) SimWalletBalances(ctx context.Context, credentialID int64, wallet exgate.WalletKind) (map[string]decimal.Decimal, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	acct, ok := l.accounts[credentialID]
 	if !ok {
 		return nil, fmt.Errorf("sim ledger: balances of %d: %w", credentialID, exgate.ErrNotFound)
 	}
-	return maps.Clone(acct.balances), nil
+	out := map[string]decimal.Decimal{}
+	for k, amount := range acct.balances {
+		if k.Wallet == wallet {
+			out[k.Asset] = amount
+		}
+	}
+	return out, nil
 }
 
 // ApplySimOperation records op and applies its changes, all or nothing:
@@ -100,14 +113,14 @@ func (l *MemoryLedger) ApplySimOperation(ctx context.Context, credentialID int64
 	if op.Closes != "" && !acct.open[op.Closes] {
 		return fmt.Errorf("sim ledger: apply operation %s: %s is not open: %w", op.ID, op.Closes, exgate.ErrConflict)
 	}
-	next := make(map[string]decimal.Decimal, len(delta))
-	for asset, d := range delta {
-		n := acct.balances[asset].Add(d)
+	next := make(map[exgate.WalletAsset]decimal.Decimal, len(delta))
+	for k, d := range delta {
+		n := acct.balances[k].Add(d)
 		if n.IsNegative() {
-			return fmt.Errorf("sim ledger: apply operation %s: %s balance %s cannot move by %s: %w",
-				op.ID, asset, acct.balances[asset], d, exgate.ErrInsufficientFunds)
+			return fmt.Errorf("sim ledger: apply operation %s: %s %s balance %s cannot move by %s: %w",
+				op.ID, k.Wallet, k.Asset, acct.balances[k], d, exgate.ErrInsufficientFunds)
 		}
-		next[asset] = n
+		next[k] = n
 	}
 	maps.Copy(acct.balances, next)
 	if op.CreatedAt.IsZero() {

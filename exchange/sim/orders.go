@@ -94,6 +94,13 @@ func tooSmall(p *pairInfo, req exgate.OrderRequest, f fill) error {
 		return exgate.Errorf(exgate.CodeQuantityTooSmall,
 			"%s %s buys %s %s, below the minimum quantity %s %s of %s",
 			f.quantity, in, f.base, p.Base, p.minQty, p.Base, p.sym)
+	case f.quote.LessThan(p.minNotional) && req.QuantityIn == exgate.InQuote:
+		// The amount to spend buys whole steps of the base asset only,
+		// so it spends a little less than asked: say so, or "5 USDT is
+		// worth 4.88 USDT" reads as a mistake.
+		return exgate.Errorf(exgate.CodeQuantityTooSmall,
+			"%s %s buys %s %s (%s trades whole steps of %s %s, so a quote amount spends a little less than asked), which costs %s %s: below the minimum notional %s %s of %s",
+			f.quantity, in, f.base, p.Base, p.sym, p.step, p.Base, f.quote, p.Quote, p.minNotional, p.Quote, p.sym)
 	case f.quote.LessThan(p.minNotional):
 		return exgate.Errorf(exgate.CodeQuantityTooSmall,
 			"%s %s is worth %s %s, below the minimum notional %s %s of %s",
@@ -153,7 +160,7 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 		ExchangeOrderID:  e.exchangeID(cred, req.ClientOrderID),
 		ExecutedQuantity: exgate.NumberPtr(f.base),
 		QuoteQuantity:    exgate.NumberPtr(f.quote),
-		AveragePrice:     exgate.NumberPtr(f.quote.DivRound(f.base, 8)),
+		AveragePrice:     exgate.AveragePrice(f.quote, f.base),
 		RawStatus:        raw,
 	}
 	record, err := json.Marshal(order)
@@ -171,7 +178,7 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 		CreatedAt: now,
 	}
 	err = e.withAccount(ctx, cred, func() error {
-		if err := e.checkFunds(ctx, cred, pay, payAmount, "the order"); err != nil {
+		if err := e.checkFunds(ctx, cred, pay, payAmount, marketWhat(p, req, f)); err != nil {
 			return err
 		}
 		return e.ledger.ApplySimOperation(ctx, cred.ID, op)
@@ -181,6 +188,18 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 	}
 	e.notices.notify(cred.ID, order)
 	return order, nil
+}
+
+// marketWhat names a market order in the detail of checkFunds: an order
+// larger than the book is named with what the book holds, so that the
+// amount it "needs" is the true cost of what it can fill, never a figure
+// that reads as the cost of the whole order.
+func marketWhat(p *pairInfo, req exgate.OrderRequest, f fill) string {
+	if f.complete {
+		return "the order"
+	}
+	return fmt.Sprintf("the order (%s %s) is more than the book holds: filling all it holds (%s %s for %s %s)",
+		f.quantity, req.QuantityIn.Asset(p.sym), f.base, p.Base, f.quote, p.Quote)
 }
 
 // checkFunds refuses an operation the balance cannot pay for, with the
@@ -217,8 +236,11 @@ func (e *Exchange) applyError(kind, id string, err error) error {
 		return &exgate.Error{Code: exgate.CodeInsufficientFunds, Detail: "the account cannot pay for the " + kind, Err: err}
 	case errors.Is(err, exgate.ErrConflict):
 		code := exgate.CodeOrderRejected
-		if kind == "withdrawal" {
+		switch kind {
+		case "withdrawal":
 			code = exgate.CodeWithdrawalRejected
+		case "transfer":
+			code = exgate.CodeTransferRejected
 		}
 		return &exgate.Error{Code: code, Detail: fmt.Sprintf("sim already has a %s with client id %s", kind, id), Err: err}
 	}

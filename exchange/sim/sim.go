@@ -36,6 +36,8 @@ type Ledger interface {
 	// SimBalances returns the balances of an account by asset. Returns an
 	// error wrapping exgate.ErrNotFound when the account is not open.
 	SimBalances(ctx context.Context, credentialID int64) (map[string]decimal.Decimal, error)
+	// SimWalletBalances is SimBalances for one wallet (spot or funding).
+	SimWalletBalances(ctx context.Context, credentialID int64, wallet exgate.WalletKind) (map[string]decimal.Decimal, error)
 	// ApplySimOperation records op and applies its balance changes
 	// atomically. Nothing changes when it fails: exgate.ErrConflict when
 	// the account already has an operation with op.ID,

@@ -305,7 +305,7 @@ func TestMarketOrderAccounting(t *testing.T) {
 			if moved := after[get].Sub(before[get]); !moved.Equal(got.Sub(fee)) {
 				t.Errorf("%s moved by %s, want %s - fee %s", get, moved, got, fee)
 			}
-			if avg := quote.DivRound(base, 8); !o.AveragePrice.Equal(avg) {
+			if avg := exgate.AveragePrice(quote, base); !o.AveragePrice.Equal(avg.Decimal) {
 				t.Errorf("average price %s, want %s", o.AveragePrice, avg)
 			}
 			back, err := e.QueryOrder(ctx, cred, exgate.OrderQuery{Symbol: req.Symbol, ClientOrderID: req.ClientOrderID})

@@ -28,12 +28,14 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 	if in.NextDue.IsZero() {
 		in.NextDue = in.CreatedAt
 	}
+	// exclusive is written, never read back (exgate.Intent.Exclusive).
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		err := execOne(ctx, tx, exgate.ErrConflict, `INSERT INTO intents (`+intentColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING`,
+		err := execOne(ctx, tx, exgate.ErrConflict, `INSERT INTO intents (`+intentColumns+`, exclusive)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO NOTHING`,
 			in.ID, string(in.Kind), in.ClientAPIKey, in.CredentialID, in.CredentialName, in.Exchange,
 			in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), in.Status,
-			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts)
+			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts,
+			in.Exclusive)
 		if err != nil || in.Risk == nil {
 			return err
 		}

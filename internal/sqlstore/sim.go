@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -21,9 +22,9 @@ func (s *Store) EnsureSimAccount(ctx context.Context, credentialID int64, initia
 	if err != nil {
 		return s.fail(what, err)
 	}
-	for _, c := range initial {
-		if start[c.Asset].IsNegative() {
-			return s.fail(what, fmt.Errorf("negative initial %s balance", c.Asset))
+	for k, amount := range start {
+		if amount.IsNegative() {
+			return s.fail(what, fmt.Errorf("negative initial %s %s balance", k.Wallet, k.Asset))
 		}
 	}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
@@ -44,14 +45,15 @@ func (s *Store) EnsureSimAccount(ctx context.Context, credentialID int64, initia
 			return err
 		}
 		for _, c := range initial {
-			amount, ok := start[c.Asset]
+			k := exgate.WalletAsset{Wallet: cmp.Or(c.Wallet, exgate.WalletSpot), Asset: c.Asset}
+			amount, ok := start[k]
 			if !ok {
 				continue // duplicate asset, written already
 			}
-			delete(start, c.Asset)
+			delete(start, k)
 			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO sim_balances (credential_id, asset, amount) VALUES ($1, $2, $3)`,
-				credentialID, c.Asset, amount.String()); err != nil {
+				`INSERT INTO sim_balances (credential_id, wallet, asset, amount) VALUES ($1, $2, $3, $4)`,
+				credentialID, string(k.Wallet), k.Asset, amount.String()); err != nil {
 				return err
 			}
 		}
@@ -65,10 +67,15 @@ func (s *Store) EnsureSimAccount(ctx context.Context, credentialID int64, initia
 
 // SimBalances implements exgate.Store.
 func (s *Store) SimBalances(ctx context.Context, credentialID int64) (map[string]decimal.Decimal, error) {
-	what := fmt.Sprintf("sim balances %d", credentialID)
+	return s.SimWalletBalances(ctx, credentialID, exgate.WalletSpot)
+}
+
+// SimWalletBalances implements exgate.Store.
+func (s *Store) SimWalletBalances(ctx context.Context, credentialID int64, wallet exgate.WalletKind) (map[string]decimal.Decimal, error) {
+	what := fmt.Sprintf("sim %s balances %d", wallet, credentialID)
 	rows, err := s.read.QueryContext(ctx, `SELECT b.asset, b.amount
-		FROM sim_accounts a LEFT JOIN sim_balances b ON b.credential_id = a.credential_id
-		WHERE a.credential_id = $1`, credentialID)
+		FROM sim_accounts a LEFT JOIN sim_balances b ON b.credential_id = a.credential_id AND b.wallet = $2
+		WHERE a.credential_id = $1`, credentialID, string(wallet))
 	if err != nil {
 		return nil, s.fail(what, err)
 	}
@@ -136,12 +143,13 @@ func (s *Store) ApplySimOperation(ctx context.Context, credentialID int64, op ex
 			return err
 		}
 		for _, c := range op.Changes {
-			d, ok := delta[c.Asset]
+			k := exgate.WalletAsset{Wallet: cmp.Or(c.Wallet, exgate.WalletSpot), Asset: c.Asset}
+			d, ok := delta[k]
 			if !ok {
 				continue // duplicate asset, applied already
 			}
-			delete(delta, c.Asset)
-			if err := moveBalance(ctx, tx, credentialID, c.Asset, d); err != nil {
+			delete(delta, k)
+			if err := moveBalance(ctx, tx, credentialID, k, d); err != nil {
 				return err
 			}
 		}
@@ -154,10 +162,11 @@ func (s *Store) ApplySimOperation(ctx context.Context, credentialID int64, op ex
 }
 
 // moveBalance adds d to a balance in tx, refusing to make it negative.
-func moveBalance(ctx context.Context, tx *sql.Tx, credentialID int64, asset string, d decimal.Decimal) error {
+func moveBalance(ctx context.Context, tx *sql.Tx, credentialID int64, k exgate.WalletAsset, d decimal.Decimal) error {
+	asset := k.Asset
 	var text string
-	err := tx.QueryRowContext(ctx, `SELECT amount FROM sim_balances WHERE credential_id = $1 AND asset = $2`,
-		credentialID, asset).Scan(&text)
+	err := tx.QueryRowContext(ctx, `SELECT amount FROM sim_balances WHERE credential_id = $1 AND wallet = $2 AND asset = $3`,
+		credentialID, string(k.Wallet), asset).Scan(&text)
 	balance := decimal.Zero
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -170,11 +179,11 @@ func moveBalance(ctx context.Context, tx *sql.Tx, credentialID int64, asset stri
 	}
 	next := balance.Add(d)
 	if next.IsNegative() {
-		return fmt.Errorf("%s balance %s cannot move by %s: %w", asset, balance, d, exgate.ErrInsufficientFunds)
+		return fmt.Errorf("%s %s balance %s cannot move by %s: %w", k.Wallet, asset, balance, d, exgate.ErrInsufficientFunds)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO sim_balances (credential_id, asset, amount) VALUES ($1, $2, $3)
-		ON CONFLICT (credential_id, asset) DO UPDATE SET amount = excluded.amount`,
-		credentialID, asset, next.String())
+	_, err = tx.ExecContext(ctx, `INSERT INTO sim_balances (credential_id, wallet, asset, amount) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (credential_id, wallet, asset) DO UPDATE SET amount = excluded.amount`,
+		credentialID, string(k.Wallet), asset, next.String())
 	return err
 }
 

@@ -47,6 +47,8 @@ const (
 	ErrorCodeRISKLIMITEXCEEDED      ErrorCode = "RISK_LIMIT_EXCEEDED"
 	ErrorCodeTIMESTAMPOUTSIDEWINDOW ErrorCode = "TIMESTAMP_OUTSIDE_WINDOW"
 	ErrorCodeTRADINGHALTED          ErrorCode = "TRADING_HALTED"
+	ErrorCodeTRANSFERINFLIGHT       ErrorCode = "TRANSFER_IN_FLIGHT"
+	ErrorCodeTRANSFERREJECTED       ErrorCode = "TRANSFER_REJECTED"
 	ErrorCodeUNKNOWNEXCHANGEKEY     ErrorCode = "UNKNOWN_EXCHANGE_KEY"
 	ErrorCodeUNKNOWNSYMBOL          ErrorCode = "UNKNOWN_SYMBOL"
 	ErrorCodeUNSUPPORTEDMEDIATYPE   ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
@@ -111,6 +113,10 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeTIMESTAMPOUTSIDEWINDOW:
 		return true
 	case ErrorCodeTRADINGHALTED:
+		return true
+	case ErrorCodeTRANSFERINFLIGHT:
+		return true
+	case ErrorCodeTRANSFERREJECTED:
 		return true
 	case ErrorCodeUNKNOWNEXCHANGEKEY:
 		return true
@@ -692,12 +698,15 @@ func (e Problem405Status) Valid() bool {
 // Defines values for Problem409Code.
 const (
 	Problem409CodeIDEMPOTENCYCONFLICT Problem409Code = "IDEMPOTENCY_CONFLICT"
+	Problem409CodeTRANSFERINFLIGHT    Problem409Code = "TRANSFER_IN_FLIGHT"
 )
 
 // Valid indicates whether the value is a known member of the Problem409Code enum.
 func (e Problem409Code) Valid() bool {
 	switch e {
 	case Problem409CodeIDEMPOTENCYCONFLICT:
+		return true
+	case Problem409CodeTRANSFERINFLIGHT:
 		return true
 	default:
 		return false
@@ -874,6 +883,7 @@ const (
 	Problem422CodeINSUFFICIENTFUNDS  Problem422Code = "INSUFFICIENT_FUNDS"
 	Problem422CodeORDERREJECTED      Problem422Code = "ORDER_REJECTED"
 	Problem422CodeQUANTITYTOOSMALL   Problem422Code = "QUANTITY_TOO_SMALL"
+	Problem422CodeTRANSFERREJECTED   Problem422Code = "TRANSFER_REJECTED"
 	Problem422CodeWITHDRAWALREJECTED Problem422Code = "WITHDRAWAL_REJECTED"
 )
 
@@ -885,6 +895,8 @@ func (e Problem422Code) Valid() bool {
 	case Problem422CodeORDERREJECTED:
 		return true
 	case Problem422CodeQUANTITYTOOSMALL:
+		return true
+	case Problem422CodeTRANSFERREJECTED:
 		return true
 	case Problem422CodeWITHDRAWALREJECTED:
 		return true
@@ -1396,22 +1408,121 @@ func (e TimeInForce) Valid() bool {
 
 // Defines values for TransferStatus.
 const (
-	Canceled  TransferStatus = "canceled"
-	Completed TransferStatus = "completed"
-	Failed    TransferStatus = "failed"
-	Pending   TransferStatus = "pending"
+	TransferStatusCanceled  TransferStatus = "canceled"
+	TransferStatusCompleted TransferStatus = "completed"
+	TransferStatusFailed    TransferStatus = "failed"
+	TransferStatusPending   TransferStatus = "pending"
 )
 
 // Valid indicates whether the value is a known member of the TransferStatus enum.
 func (e TransferStatus) Valid() bool {
 	switch e {
-	case Canceled:
+	case TransferStatusCanceled:
 		return true
-	case Completed:
+	case TransferStatusCompleted:
 		return true
-	case Failed:
+	case TransferStatusFailed:
 		return true
-	case Pending:
+	case TransferStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransferTimeoutProblemCode.
+const (
+	TransferTimeoutProblemCodeEXCHANGETIMEOUT TransferTimeoutProblemCode = "EXCHANGE_TIMEOUT"
+)
+
+// Valid indicates whether the value is a known member of the TransferTimeoutProblemCode enum.
+func (e TransferTimeoutProblemCode) Valid() bool {
+	switch e {
+	case TransferTimeoutProblemCodeEXCHANGETIMEOUT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransferTimeoutProblemLimit.
+const (
+	TransferTimeoutProblemLimitDailyNotional    TransferTimeoutProblemLimit = "dailyNotional"
+	TransferTimeoutProblemLimitDailyWithdrawal  TransferTimeoutProblemLimit = "dailyWithdrawal"
+	TransferTimeoutProblemLimitMaxOpenOrders    TransferTimeoutProblemLimit = "maxOpenOrders"
+	TransferTimeoutProblemLimitMaxOrderNotional TransferTimeoutProblemLimit = "maxOrderNotional"
+	TransferTimeoutProblemLimitPriceBand        TransferTimeoutProblemLimit = "priceBand"
+	TransferTimeoutProblemLimitSymbols          TransferTimeoutProblemLimit = "symbols"
+)
+
+// Valid indicates whether the value is a known member of the TransferTimeoutProblemLimit enum.
+func (e TransferTimeoutProblemLimit) Valid() bool {
+	switch e {
+	case TransferTimeoutProblemLimitDailyNotional:
+		return true
+	case TransferTimeoutProblemLimitDailyWithdrawal:
+		return true
+	case TransferTimeoutProblemLimitMaxOpenOrders:
+		return true
+	case TransferTimeoutProblemLimitMaxOrderNotional:
+		return true
+	case TransferTimeoutProblemLimitPriceBand:
+		return true
+	case TransferTimeoutProblemLimitSymbols:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransferTimeoutProblemStatus.
+const (
+	TransferTimeoutProblemStatusN504 TransferTimeoutProblemStatus = 504
+)
+
+// Valid indicates whether the value is a known member of the TransferTimeoutProblemStatus enum.
+func (e TransferTimeoutProblemStatus) Valid() bool {
+	switch e {
+	case TransferTimeoutProblemStatusN504:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WalletKind.
+const (
+	Funding WalletKind = "funding"
+	Spot    WalletKind = "spot"
+)
+
+// Valid indicates whether the value is a known member of the WalletKind enum.
+func (e WalletKind) Valid() bool {
+	switch e {
+	case Funding:
+		return true
+	case Spot:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WalletTransferStatus.
+const (
+	WalletTransferStatusCompleted WalletTransferStatus = "completed"
+	WalletTransferStatusFailed    WalletTransferStatus = "failed"
+	WalletTransferStatusPending   WalletTransferStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the WalletTransferStatus enum.
+func (e WalletTransferStatus) Valid() bool {
+	switch e {
+	case WalletTransferStatusCompleted:
+		return true
+	case WalletTransferStatusFailed:
+		return true
+	case WalletTransferStatusPending:
 		return true
 	default:
 		return false
@@ -1771,7 +1882,7 @@ type Order struct {
 	// RawStatus The exchange's own status value.
 	RawStatus *string `json:"rawStatus,omitempty"`
 
-	// Reason Why an order is REJECTED.
+	// Reason Why an order is REJECTED, or a withdrawal `failed` when the exchange or the gateway refused it.
 	Reason *Reason `json:"reason,omitempty"`
 	Side   Side    `json:"side"`
 
@@ -2420,7 +2531,7 @@ type Problem504Limit string
 // Problem504Status defines model for Problem504.Status.
 type Problem504Status int
 
-// Reason Why an order is REJECTED.
+// Reason Why an order is REJECTED, or a withdrawal `failed` when the exchange or the gateway refused it.
 type Reason struct {
 	// Code A stable machine-readable error code; codes are never renamed, new ones may be added.
 	Code   ErrorCode `json:"code"`
@@ -2532,8 +2643,111 @@ type TimeInForce string
 // TimeInForceInput GTC (default), IOC or FOK, any case.
 type TimeInForceInput = string
 
+// Transfer defines model for Transfer.
+type Transfer struct {
+	Amount float64 `json:"amount"`
+	Asset  string  `json:"asset"`
+
+	// ClientTransferId The client's id, or the gateway's id when none was given.
+	ClientTransferId string   `json:"clientTransferId"`
+	Exchange         Exchange `json:"exchange"`
+
+	// ExchangeId The exchange's own id of the transfer, once known.
+	ExchangeId *string `json:"exchangeId,omitempty"`
+
+	// From One of an account's wallets (docs/contract.md 2.10); any case is accepted on input.
+	From WalletKind `json:"from"`
+
+	// Id The gateway's transfer id (the exchange's id for a transfer made outside the gateway).
+	Id string `json:"id"`
+
+	// Status A transfer between wallets is never canceled.
+	Status WalletTransferStatus `json:"status"`
+
+	// Timestamp Milliseconds since the Unix epoch.
+	Timestamp Millis `json:"timestamp"`
+
+	// To One of an account's wallets (docs/contract.md 2.10); any case is accepted on input.
+	To WalletKind `json:"to"`
+}
+
+// TransferRequest Examples: {"amount":"250","asset":"USDT","clientTransferId":"fund-1","from":"funding","signature":"a4c9ac051a170f93e4fbf5584983fcbb16326459df1cd37fec3bd965e5a26186","timestamp":1700000000000,"to":"spot"}
+type TransferRequest struct {
+	// Amount A decimal greater than zero, as a JSON number or a string holding a decimal; parsed exactly, never through float64.
+	Amount PositiveDecimal `json:"amount"`
+
+	// Asset An asset code as people write it (BTC, never XBT); upper-cased by the gateway.
+	Asset AssetCode `json:"asset"`
+
+	// ClientTransferId A client-chosen idempotency id.
+	ClientTransferId *ClientID `json:"clientTransferId,omitempty"`
+
+	// From One of an account's wallets (docs/contract.md 2.10); any case is accepted on input.
+	From WalletKind `json:"from"`
+
+	// RecvWindow Milliseconds (1 to 60000, default 5000), as a JSON number or a string of digits.
+	RecvWindow *SignedRecvWindow `json:"recvWindow,omitempty"`
+
+	// Signature 64 hex characters, compared case-insensitively.
+	Signature Signature `json:"signature"`
+
+	// Timestamp Milliseconds since the Unix epoch, as a JSON number or a string of
+	// digits. Required on every POST unless the client key was created
+	// with `--legacy-signing` (401 `MISSING_TIMESTAMP` without it).
+	Timestamp *SignedTimestamp `json:"timestamp,omitempty"`
+
+	// To One of an account's wallets (docs/contract.md 2.10); any case is accepted on input.
+	To WalletKind `json:"to"`
+}
+
 // TransferStatus defines model for TransferStatus.
 type TransferStatus string
+
+// TransferTimeoutProblem A 504 problem about a transfer whose outcome is being reconciled.
+type TransferTimeoutProblem struct {
+	Code   TransferTimeoutProblemCode `json:"code"`
+	Detail string                     `json:"detail"`
+
+	// Id The gateway's id of the transfer.
+	Id *string `json:"id,omitempty"`
+
+	// Limit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+	Limit *TransferTimeoutProblemLimit `json:"limit,omitempty"`
+
+	// Max RISK_LIMIT_EXCEEDED only — the limit (for priceBand, the band's edge price); absent for symbols.
+	Max *string `json:"max,omitempty"`
+
+	// Param The offending parameter, for parameter errors.
+	Param *string `json:"param,omitempty"`
+
+	// Reason TRADING_HALTED only — the reason the operator gave for the halt.
+	Reason    *string                      `json:"reason,omitempty"`
+	RequestId *string                      `json:"requestId,omitempty"`
+	Status    TransferTimeoutProblemStatus `json:"status"`
+	Title     string                       `json:"title"`
+	Transfer  *Transfer                    `json:"transfer,omitempty"`
+
+	// Type The documentation of the code; the fragment is the lower-case code.
+	Type string `json:"type"`
+
+	// Value RISK_LIMIT_EXCEEDED only — what the request would bring the figure to, as a decimal string (an integer string for maxOpenOrders, the pair as BASE/QUOTE for symbols, the order's price or a market order's expected average price for priceBand).
+	Value *string `json:"value,omitempty"`
+}
+
+// TransferTimeoutProblemCode defines model for TransferTimeoutProblem.Code.
+type TransferTimeoutProblemCode string
+
+// TransferTimeoutProblemLimit RISK_LIMIT_EXCEEDED only (docs/risk.md) — the limit the request would pass.
+type TransferTimeoutProblemLimit string
+
+// TransferTimeoutProblemStatus defines model for TransferTimeoutProblem.Status.
+type TransferTimeoutProblemStatus int
+
+// WalletKind One of an account's wallets (docs/contract.md 2.10); any case is accepted on input.
+type WalletKind string
+
+// WalletTransferStatus A transfer between wallets is never canceled.
+type WalletTransferStatus string
 
 // WithdrawRequest Examples: {"address":"TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf","amount":"25.5","asset":"USDT","clientWithdrawalId":"payout-1","network":"TRX","signature":"fda05cd2fa28dc484d096d59a6929046d19b4672025ec879ae86aa2fbf43876c","timestamp":1700000000000}
 type WithdrawRequest struct {
@@ -2568,19 +2782,24 @@ type WithdrawRequest struct {
 // Withdrawal defines model for Withdrawal.
 type Withdrawal struct {
 	// Amount What the destination receives.
-	Amount             float64  `json:"amount"`
-	Asset              string   `json:"asset"`
+	Amount float64 `json:"amount"`
+	Asset  string  `json:"asset"`
+
+	// ClientWithdrawalId The client's own id for a withdrawal sent through the gateway; absent when it gave none, and for withdrawals made outside the gateway.
 	ClientWithdrawalId *string  `json:"clientWithdrawalId,omitempty"`
 	Exchange           Exchange `json:"exchange"`
 	ExchangeId         *string  `json:"exchangeId,omitempty"`
 
 	// Fees The exchange's fee; null while unknown.
-	Fees      *float64       `json:"fees"`
-	Id        string         `json:"id"`
-	Network   string         `json:"network"`
-	RawStatus string         `json:"rawStatus"`
-	Status    TransferStatus `json:"status"`
-	Tag       *string        `json:"tag,omitempty"`
+	Fees      *float64 `json:"fees"`
+	Id        string   `json:"id"`
+	Network   string   `json:"network"`
+	RawStatus string   `json:"rawStatus"`
+
+	// Reason Why a withdrawal read back with status `failed` was refused or found never made; its `amount` is what was asked for and its `totalAmount` 0 (nothing left the account).
+	Reason *Reason        `json:"reason,omitempty"`
+	Status TransferStatus `json:"status"`
+	Tag    *string        `json:"tag,omitempty"`
 
 	// Timestamp Milliseconds since the Unix epoch.
 	Timestamp Millis `json:"timestamp"`
@@ -2643,6 +2862,9 @@ type AssetFilter = AssetCode
 // ClientOrderIDQuery A client-chosen idempotency id.
 type ClientOrderIDQuery = ClientID
 
+// ClientTransferIDQuery A client-chosen idempotency id.
+type ClientTransferIDQuery = ClientID
+
 // ClientWithdrawalIDQuery A client-chosen idempotency id.
 type ClientWithdrawalIDQuery = ClientID
 
@@ -2685,6 +2907,12 @@ type StreamTimestamp = int64
 // Timestamp defines model for Timestamp.
 type Timestamp = int64
 
+// TransferID defines model for TransferID.
+type TransferID = string
+
+// Wallet One of an account's wallets (docs/contract.md 2.10); any case is accepted on input.
+type Wallet = WalletKind
+
 // WithdrawalID defines model for WithdrawalID.
 type WithdrawalID = string
 
@@ -2723,6 +2951,9 @@ type PayloadTooLarge = Problem413
 
 // TooManyRequests defines model for TooManyRequests.
 type TooManyRequests = Problem429
+
+// TransferTimeout A 504 problem about a transfer whose outcome is being reconciled.
+type TransferTimeout = TransferTimeoutProblem
 
 // Unauthorized defines model for Unauthorized.
 type Unauthorized = Problem401
@@ -2855,16 +3086,16 @@ type FillsParams struct {
 
 // PlaceLimitOrderParams defines parameters for PlaceLimitOrder.
 type PlaceLimitOrderParams struct {
-	// IdempotencyKey Synonym of the body's client id (`clientOrderId` or
-	// `clientWithdrawalId`); when both are given they must be equal. Unlike
+	// IdempotencyKey Synonym of the body's client id (`clientOrderId`,
+	// `clientWithdrawalId` or `clientTransferId`); when both are given they must be equal. Unlike
 	// the body member it is not covered by the signature.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // PlaceMarketOrderParams defines parameters for PlaceMarketOrder.
 type PlaceMarketOrderParams struct {
-	// IdempotencyKey Synonym of the body's client id (`clientOrderId` or
-	// `clientWithdrawalId`); when both are given they must be equal. Unlike
+	// IdempotencyKey Synonym of the body's client id (`clientOrderId`,
+	// `clientWithdrawalId` or `clientTransferId`); when both are given they must be equal. Unlike
 	// the body member it is not covered by the signature.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -2928,6 +3159,9 @@ type StreamParams struct {
 
 // AccountBalanceParams defines parameters for AccountBalance.
 type AccountBalanceParams struct {
+	// Wallet The wallet whose balances to read; `spot` (the trading wallet) when absent.
+	Wallet *Wallet `form:"wallet,omitempty" json:"wallet,omitempty"`
+
 	// Timestamp Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`.
 	Timestamp *Timestamp `form:"timestamp,omitempty" json:"timestamp,omitempty"`
 
@@ -2995,10 +3229,51 @@ type RecentWithdrawalsParams struct {
 	Signature Signature `form:"signature" json:"signature"`
 }
 
+// GetTransferParams defines parameters for GetTransfer.
+type GetTransferParams struct {
+	// Id The gateway's transfer id; give this or `clientTransferId`.
+	Id *TransferID `form:"id,omitempty" json:"id,omitempty"`
+
+	// ClientTransferId The client transfer id the transfer was submitted with (the gateway's id when none was given); give this or `id`.
+	ClientTransferId *ClientTransferIDQuery `form:"clientTransferId,omitempty" json:"clientTransferId,omitempty"`
+
+	// Timestamp Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`.
+	Timestamp *Timestamp `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// RecvWindow Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`.
+	RecvWindow *RecvWindow `form:"recvWindow,omitempty" json:"recvWindow,omitempty"`
+
+	// Signature Hex HMAC-SHA256 of the parameter string (see the document's description).
+	Signature Signature `form:"signature" json:"signature"`
+}
+
+// TransferParams defines parameters for Transfer.
+type TransferParams struct {
+	// IdempotencyKey Synonym of the body's client id (`clientOrderId`,
+	// `clientWithdrawalId` or `clientTransferId`); when both are given they must be equal. Unlike
+	// the body member it is not covered by the signature.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RecentTransfersParams defines parameters for RecentTransfers.
+type RecentTransfersParams struct {
+	// Asset Only this asset.
+	Asset *AssetFilter `form:"asset,omitempty" json:"asset,omitempty"`
+
+	// Timestamp Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`.
+	Timestamp *Timestamp `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// RecvWindow Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`.
+	RecvWindow *RecvWindow `form:"recvWindow,omitempty" json:"recvWindow,omitempty"`
+
+	// Signature Hex HMAC-SHA256 of the parameter string (see the document's description).
+	Signature Signature `form:"signature" json:"signature"`
+}
+
 // WithdrawParams defines parameters for Withdraw.
 type WithdrawParams struct {
-	// IdempotencyKey Synonym of the body's client id (`clientOrderId` or
-	// `clientWithdrawalId`); when both are given they must be equal. Unlike
+	// IdempotencyKey Synonym of the body's client id (`clientOrderId`,
+	// `clientWithdrawalId` or `clientTransferId`); when both are given they must be equal. Unlike
 	// the body member it is not covered by the signature.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -3032,6 +3307,9 @@ type PlaceLimitOrderJSONRequestBody = LimitOrderRequest
 
 // PlaceMarketOrderJSONRequestBody defines body for PlaceMarketOrder for application/json ContentType.
 type PlaceMarketOrderJSONRequestBody = MarketOrderRequest
+
+// TransferJSONRequestBody defines body for Transfer for application/json ContentType.
+type TransferJSONRequestBody = TransferRequest
 
 // WithdrawJSONRequestBody defines body for Withdraw for application/json ContentType.
 type WithdrawJSONRequestBody = WithdrawRequest
@@ -3515,7 +3793,10 @@ type ClientInterface interface {
 
 	// AccountBalance Balances of the account.
 	//
-	// Every asset with a non-zero available or locked amount.
+	// Every asset with a non-zero available or locked amount, of the
+	// trading wallet (`spot`, the default) or of the `funding` wallet
+	// (docs/contract.md 2.10). On an exchange with one wallet (Kraken,
+	// Gate.io) `wallet=funding` is 400 `INVALID_PARAMETER` naming `wallet`.
 	//
 	// Corresponds with GET /v1/wallet/account-balance (the `AccountBalance` operationId).
 	AccountBalance(ctx context.Context, params *AccountBalanceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3532,10 +3813,75 @@ type ClientInterface interface {
 
 	// RecentWithdrawals Recent withdrawals of the account, newest first.
 	//
-	// The original service's route name. Includes withdrawals made outside the gateway.
+	// The original service's route name. Includes withdrawals made
+	// outside the gateway. A withdrawal the gateway sent carries the ids
+	// the client knows, as `GET /v1/wallet/withdrawal` answers them: the
+	// gateway's `id` and the client's own `clientWithdrawalId` (absent
+	// when the client gave none); any other carries the exchange's id as
+	// `id` and no `clientWithdrawalId`.
 	//
 	// Corresponds with GET /v1/wallet/recent-withdraws (the `RecentWithdrawals` operationId).
 	RecentWithdrawals(ctx context.Context, params *RecentWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTransfer Read a transfer's current state.
+	//
+	// Returns a transfer submitted with this client key, by the gateway's
+	// `id` or by its `clientTransferId`. Give exactly one of the two.
+	//
+	// Corresponds with GET /v1/wallet/transfer (the `GetTransfer` operationId).
+	GetTransfer(ctx context.Context, params *GetTransferParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TransferWithBody Move funds between the account's wallets.
+	//
+	// Moves `amount` of `asset` from one wallet of the account to the
+	// other (`spot` ↔ `funding`; requires the `trade` permission; a
+	// halted key may still transfer, nothing leaves the account). The
+	// transfer is recorded before it is sent: a `clientTransferId` (or the
+	// `Idempotency-Key` header; the gateway's id when none is given) makes
+	// the call idempotent, and an ambiguous answer is reconciled from the
+	// exchange's history, never sent again (504 with the pending
+	// `transfer`). A second transfer of the same asset and amount on the
+	// same exchange key while one waits for its outcome is 409
+	// `TRANSFER_IN_FLIGHT`. More than the wallet holds is 422
+	// `INSUFFICIENT_FUNDS`. On an exchange with one wallet (Kraken,
+	// Gate.io) it is 400 `INVALID_PARAMETER` naming the wallet parameter
+	// that is not `spot`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/wallet/transfer (the `Transfer` operationId).
+	TransferWithBody(ctx context.Context, params *TransferParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Transfer Move funds between the account's wallets.
+	//
+	// Moves `amount` of `asset` from one wallet of the account to the
+	// other (`spot` ↔ `funding`; requires the `trade` permission; a
+	// halted key may still transfer, nothing leaves the account). The
+	// transfer is recorded before it is sent: a `clientTransferId` (or the
+	// `Idempotency-Key` header; the gateway's id when none is given) makes
+	// the call idempotent, and an ambiguous answer is reconciled from the
+	// exchange's history, never sent again (504 with the pending
+	// `transfer`). A second transfer of the same asset and amount on the
+	// same exchange key while one waits for its outcome is 409
+	// `TRANSFER_IN_FLIGHT`. More than the wallet holds is 422
+	// `INSUFFICIENT_FUNDS`. On an exchange with one wallet (Kraken,
+	// Gate.io) it is 400 `INVALID_PARAMETER` naming the wallet parameter
+	// that is not `spot`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/wallet/transfer (the `Transfer` operationId).
+	Transfer(ctx context.Context, params *TransferParams, body TransferJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecentTransfers The account's transfers between its wallets.
+	//
+	// The exchange's own history of transfers between the two wallets,
+	// newest first, including transfers made outside the gateway (Binance:
+	// the last 7 days, ids are Binance's `tranId`, which takes no client
+	// id). An exchange with one wallet has none.
+	//
+	// Corresponds with GET /v1/wallet/transfers (the `RecentTransfers` operationId).
+	RecentTransfers(ctx context.Context, params *RecentTransfersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WithdrawWithBody Withdraw funds to an address.
 	//
@@ -3567,7 +3913,13 @@ type ClientInterface interface {
 	//
 	// Returns a withdrawal submitted with this client key, by the
 	// gateway's `id` or by its `clientWithdrawalId`. Give exactly one of
-	// the two.
+	// the two. A withdrawal the exchange refused (or the gateway's check
+	// of the exchange's rules, or that was found never made) is answered
+	// 200 with `status` `failed` and a `reason` (the code and detail the
+	// withdrawal was answered with), as a refused order is answered
+	// `REJECTED`. Malformed input (an address not of the network's
+	// format) is refused before anything is recorded, so reading it back
+	// is 404.
 	//
 	// Corresponds with GET /v1/wallet/withdrawal (the `GetWithdrawal` operationId).
 	GetWithdrawal(ctx context.Context, params *GetWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3982,7 +4334,10 @@ func (c *Client) Stream(ctx context.Context, params *StreamParams, reqEditors ..
 
 // AccountBalance Balances of the account.
 //
-// Every asset with a non-zero available or locked amount.
+// Every asset with a non-zero available or locked amount, of the
+// trading wallet (`spot`, the default) or of the `funding` wallet
+// (docs/contract.md 2.10). On an exchange with one wallet (Kraken,
+// Gate.io) `wallet=funding` is 400 `INVALID_PARAMETER` naming `wallet`.
 //
 // Corresponds with GET /v1/wallet/account-balance (the `AccountBalance` operationId).
 func (c *Client) AccountBalance(ctx context.Context, params *AccountBalanceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4029,11 +4384,116 @@ func (c *Client) RecentDeposits(ctx context.Context, params *RecentDepositsParam
 
 // RecentWithdrawals Recent withdrawals of the account, newest first.
 //
-// The original service's route name. Includes withdrawals made outside the gateway.
+// The original service's route name. Includes withdrawals made
+// outside the gateway. A withdrawal the gateway sent carries the ids
+// the client knows, as `GET /v1/wallet/withdrawal` answers them: the
+// gateway's `id` and the client's own `clientWithdrawalId` (absent
+// when the client gave none); any other carries the exchange's id as
+// `id` and no `clientWithdrawalId`.
 //
 // Corresponds with GET /v1/wallet/recent-withdraws (the `RecentWithdrawals` operationId).
 func (c *Client) RecentWithdrawals(ctx context.Context, params *RecentWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRecentWithdrawalsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTransfer Read a transfer's current state.
+//
+// Returns a transfer submitted with this client key, by the gateway's
+// `id` or by its `clientTransferId`. Give exactly one of the two.
+//
+// Corresponds with GET /v1/wallet/transfer (the `GetTransfer` operationId).
+func (c *Client) GetTransfer(ctx context.Context, params *GetTransferParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTransferRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TransferWithBody Move funds between the account's wallets.
+//
+// Moves `amount` of `asset` from one wallet of the account to the
+// other (`spot` ↔ `funding`; requires the `trade` permission; a
+// halted key may still transfer, nothing leaves the account). The
+// transfer is recorded before it is sent: a `clientTransferId` (or the
+// `Idempotency-Key` header; the gateway's id when none is given) makes
+// the call idempotent, and an ambiguous answer is reconciled from the
+// exchange's history, never sent again (504 with the pending
+// `transfer`). A second transfer of the same asset and amount on the
+// same exchange key while one waits for its outcome is 409
+// `TRANSFER_IN_FLIGHT`. More than the wallet holds is 422
+// `INSUFFICIENT_FUNDS`. On an exchange with one wallet (Kraken,
+// Gate.io) it is 400 `INVALID_PARAMETER` naming the wallet parameter
+// that is not `spot`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/wallet/transfer (the `Transfer` operationId).
+func (c *Client) TransferWithBody(ctx context.Context, params *TransferParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTransferRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Transfer Move funds between the account's wallets.
+//
+// Moves `amount` of `asset` from one wallet of the account to the
+// other (`spot` ↔ `funding`; requires the `trade` permission; a
+// halted key may still transfer, nothing leaves the account). The
+// transfer is recorded before it is sent: a `clientTransferId` (or the
+// `Idempotency-Key` header; the gateway's id when none is given) makes
+// the call idempotent, and an ambiguous answer is reconciled from the
+// exchange's history, never sent again (504 with the pending
+// `transfer`). A second transfer of the same asset and amount on the
+// same exchange key while one waits for its outcome is 409
+// `TRANSFER_IN_FLIGHT`. More than the wallet holds is 422
+// `INSUFFICIENT_FUNDS`. On an exchange with one wallet (Kraken,
+// Gate.io) it is 400 `INVALID_PARAMETER` naming the wallet parameter
+// that is not `spot`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/wallet/transfer (the `Transfer` operationId).
+func (c *Client) Transfer(ctx context.Context, params *TransferParams, body TransferJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTransferRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecentTransfers The account's transfers between its wallets.
+//
+// The exchange's own history of transfers between the two wallets,
+// newest first, including transfers made outside the gateway (Binance:
+// the last 7 days, ids are Binance's `tranId`, which takes no client
+// id). An exchange with one wallet has none.
+//
+// Corresponds with GET /v1/wallet/transfers (the `RecentTransfers` operationId).
+func (c *Client) RecentTransfers(ctx context.Context, params *RecentTransfersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecentTransfersRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4094,7 +4554,13 @@ func (c *Client) Withdraw(ctx context.Context, params *WithdrawParams, body With
 //
 // Returns a withdrawal submitted with this client key, by the
 // gateway's `id` or by its `clientWithdrawalId`. Give exactly one of
-// the two.
+// the two. A withdrawal the exchange refused (or the gateway's check
+// of the exchange's rules, or that was found never made) is answered
+// 200 with `status` `failed` and a `reason` (the code and detail the
+// withdrawal was answered with), as a refused order is answered
+// `REJECTED`. Malformed input (an address not of the network's
+// format) is refused before anything is recorded, so reading it back
+// is 404.
 //
 // Corresponds with GET /v1/wallet/withdrawal (the `GetWithdrawal` operationId).
 func (c *Client) GetWithdrawal(ctx context.Context, params *GetWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5263,6 +5729,18 @@ func NewAccountBalanceRequest(server string, params *AccountBalanceParams) (*htt
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
+		if params.Wallet != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wallet", *params.Wallet, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Timestamp != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
@@ -5552,6 +6030,245 @@ func NewRecentWithdrawalsRequest(server string, params *RecentWithdrawalsParams)
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RecvWindow != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "recvWindow", *params.RecvWindow, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetTransferRequest constructs an http.Request for the GetTransfer method
+func NewGetTransferRequest(server string, params *GetTransferParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/wallet/transfer")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Id != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "id", *params.Id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ClientTransferId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "clientTransferId", *params.ClientTransferId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RecvWindow != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "recvWindow", *params.RecvWindow, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewTransferRequest calls the generic Transfer builder with application/json body
+func NewTransferRequest(server string, params *TransferParams, body TransferJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewTransferRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewTransferRequestWithBody constructs an http.Request for the Transfer method, with any body, and a specified content type
+func NewTransferRequestWithBody(server string, params *TransferParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/wallet/transfer")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRecentTransfersRequest constructs an http.Request for the RecentTransfers method
+func NewRecentTransfersRequest(server string, params *RecentTransfersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/wallet/transfers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Asset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "asset", *params.Asset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6045,7 +6762,10 @@ type ClientWithResponsesInterface interface {
 
 	// AccountBalanceWithResponse Balances of the account.
 	//
-	// Every asset with a non-zero available or locked amount.
+	// Every asset with a non-zero available or locked amount, of the
+	// trading wallet (`spot`, the default) or of the `funding` wallet
+	// (docs/contract.md 2.10). On an exchange with one wallet (Kraken,
+	// Gate.io) `wallet=funding` is 400 `INVALID_PARAMETER` naming `wallet`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6068,12 +6788,81 @@ type ClientWithResponsesInterface interface {
 
 	// RecentWithdrawalsWithResponse Recent withdrawals of the account, newest first.
 	//
-	// The original service's route name. Includes withdrawals made outside the gateway.
+	// The original service's route name. Includes withdrawals made
+	// outside the gateway. A withdrawal the gateway sent carries the ids
+	// the client knows, as `GET /v1/wallet/withdrawal` answers them: the
+	// gateway's `id` and the client's own `clientWithdrawalId` (absent
+	// when the client gave none); any other carries the exchange's id as
+	// `id` and no `clientWithdrawalId`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/wallet/recent-withdraws (the `RecentWithdrawals` operationId).
 	RecentWithdrawalsWithResponse(ctx context.Context, params *RecentWithdrawalsParams, reqEditors ...RequestEditorFn) (*RecentWithdrawalsResponse, error)
+
+	// GetTransferWithResponse Read a transfer's current state.
+	//
+	// Returns a transfer submitted with this client key, by the gateway's
+	// `id` or by its `clientTransferId`. Give exactly one of the two.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/wallet/transfer (the `GetTransfer` operationId).
+	GetTransferWithResponse(ctx context.Context, params *GetTransferParams, reqEditors ...RequestEditorFn) (*GetTransferResponse, error)
+
+	// TransferWithBodyWithResponse Move funds between the account's wallets.
+	//
+	// Moves `amount` of `asset` from one wallet of the account to the
+	// other (`spot` ↔ `funding`; requires the `trade` permission; a
+	// halted key may still transfer, nothing leaves the account). The
+	// transfer is recorded before it is sent: a `clientTransferId` (or the
+	// `Idempotency-Key` header; the gateway's id when none is given) makes
+	// the call idempotent, and an ambiguous answer is reconciled from the
+	// exchange's history, never sent again (504 with the pending
+	// `transfer`). A second transfer of the same asset and amount on the
+	// same exchange key while one waits for its outcome is 409
+	// `TRANSFER_IN_FLIGHT`. More than the wallet holds is 422
+	// `INSUFFICIENT_FUNDS`. On an exchange with one wallet (Kraken,
+	// Gate.io) it is 400 `INVALID_PARAMETER` naming the wallet parameter
+	// that is not `spot`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/wallet/transfer (the `Transfer` operationId).
+	TransferWithBodyWithResponse(ctx context.Context, params *TransferParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TransferResponse, error)
+
+	// TransferWithResponse Move funds between the account's wallets.
+	//
+	// Moves `amount` of `asset` from one wallet of the account to the
+	// other (`spot` ↔ `funding`; requires the `trade` permission; a
+	// halted key may still transfer, nothing leaves the account). The
+	// transfer is recorded before it is sent: a `clientTransferId` (or the
+	// `Idempotency-Key` header; the gateway's id when none is given) makes
+	// the call idempotent, and an ambiguous answer is reconciled from the
+	// exchange's history, never sent again (504 with the pending
+	// `transfer`). A second transfer of the same asset and amount on the
+	// same exchange key while one waits for its outcome is 409
+	// `TRANSFER_IN_FLIGHT`. More than the wallet holds is 422
+	// `INSUFFICIENT_FUNDS`. On an exchange with one wallet (Kraken,
+	// Gate.io) it is 400 `INVALID_PARAMETER` naming the wallet parameter
+	// that is not `spot`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/wallet/transfer (the `Transfer` operationId).
+	TransferWithResponse(ctx context.Context, params *TransferParams, body TransferJSONRequestBody, reqEditors ...RequestEditorFn) (*TransferResponse, error)
+
+	// RecentTransfersWithResponse The account's transfers between its wallets.
+	//
+	// The exchange's own history of transfers between the two wallets,
+	// newest first, including transfers made outside the gateway (Binance:
+	// the last 7 days, ids are Binance's `tranId`, which takes no client
+	// id). An exchange with one wallet has none.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/wallet/transfers (the `RecentTransfers` operationId).
+	RecentTransfersWithResponse(ctx context.Context, params *RecentTransfersParams, reqEditors ...RequestEditorFn) (*RecentTransfersResponse, error)
 
 	// WithdrawWithBodyWithResponse Withdraw funds to an address.
 	//
@@ -6105,7 +6894,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a withdrawal submitted with this client key, by the
 	// gateway's `id` or by its `clientWithdrawalId`. Give exactly one of
-	// the two.
+	// the two. A withdrawal the exchange refused (or the gateway's check
+	// of the exchange's rules, or that was found never made) is answered
+	// 200 with `status` `failed` and a `reason` (the code and detail the
+	// withdrawal was answered with), as a refused order is answered
+	// `REJECTED`. Malformed input (an address not of the network's
+	// format) is refused before anything is recorded, so reading it back
+	// is 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9691,6 +10486,663 @@ func (r RecentWithdrawalsResponse) ContentType() string {
 	return ""
 }
 
+// GetTransferResponse200Headers the declared response headers of an HTTP 200 response for GetTransfer
+type GetTransferResponse200Headers struct {
+	XRequestID *string
+}
+
+// GetTransferResponse400Headers the declared response headers of an HTTP 400 response for GetTransfer
+type GetTransferResponse400Headers struct {
+	XRequestID *string
+}
+
+// GetTransferResponse401Headers the declared response headers of an HTTP 401 response for GetTransfer
+type GetTransferResponse401Headers struct {
+	XRequestID *string
+}
+
+// GetTransferResponse403Headers the declared response headers of an HTTP 403 response for GetTransfer
+type GetTransferResponse403Headers struct {
+	XRequestID *string
+}
+
+// GetTransferResponse404Headers the declared response headers of an HTTP 404 response for GetTransfer
+type GetTransferResponse404Headers struct {
+	XRequestID *string
+}
+
+// GetTransferResponse405Headers the declared response headers of an HTTP 405 response for GetTransfer
+type GetTransferResponse405Headers struct {
+	Allow      string
+	XRequestID *string
+}
+
+// GetTransferResponse422Headers the declared response headers of an HTTP 422 response for GetTransfer
+type GetTransferResponse422Headers struct {
+	XRequestID *string
+}
+
+// GetTransferResponse429Headers the declared response headers of an HTTP 429 response for GetTransfer
+type GetTransferResponse429Headers struct {
+	RetryAfter int
+	XRequestID *string
+}
+
+// GetTransferResponse500Headers the declared response headers of an HTTP 500 response for GetTransfer
+type GetTransferResponse500Headers struct {
+	XRequestID *string
+}
+
+// GetTransferResponse502Headers the declared response headers of an HTTP 502 response for GetTransfer
+type GetTransferResponse502Headers struct {
+	XRequestID *string
+}
+
+// GetTransferResponse503Headers the declared response headers of an HTTP 503 response for GetTransfer
+type GetTransferResponse503Headers struct {
+	RetryAfter int
+	XRequestID *string
+}
+
+// GetTransferResponse504Headers the declared response headers of an HTTP 504 response for GetTransfer
+type GetTransferResponse504Headers struct {
+	XRequestID *string
+}
+
+type GetTransferResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Transfer
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *MethodNotAllowed
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem422
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *BadGateway
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// ApplicationproblemJSON504 the response for an HTTP 504 `application/problem+json` response
+	ApplicationproblemJSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTransferResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetTransferResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTransferResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetTransferResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetTransferResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetTransferResponse405Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetTransferResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTransferResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetTransferResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *GetTransferResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTransferResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *GetTransferResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTransferResponse) GetJSON200() *Transfer {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTransferResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTransferResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetTransferResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTransferResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetTransferResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetTransferResponse) GetApplicationproblemJSON422() *Problem422 {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTransferResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetTransferResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r GetTransferResponse) GetApplicationproblemJSON502() *BadGateway {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetTransferResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSON504 returns the response for an HTTP 504 `application/problem+json` response
+func (r GetTransferResponse) GetApplicationproblemJSON504() *GatewayTimeout {
+	return r.ApplicationproblemJSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTransferResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTransferResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTransferResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTransferResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// TransferResponse200Headers the declared response headers of an HTTP 200 response for Transfer
+type TransferResponse200Headers struct {
+	XRequestID *string
+}
+
+// TransferResponse400Headers the declared response headers of an HTTP 400 response for Transfer
+type TransferResponse400Headers struct {
+	XRequestID *string
+}
+
+// TransferResponse401Headers the declared response headers of an HTTP 401 response for Transfer
+type TransferResponse401Headers struct {
+	XRequestID *string
+}
+
+// TransferResponse403Headers the declared response headers of an HTTP 403 response for Transfer
+type TransferResponse403Headers struct {
+	XRequestID *string
+}
+
+// TransferResponse404Headers the declared response headers of an HTTP 404 response for Transfer
+type TransferResponse404Headers struct {
+	XRequestID *string
+}
+
+// TransferResponse405Headers the declared response headers of an HTTP 405 response for Transfer
+type TransferResponse405Headers struct {
+	Allow      string
+	XRequestID *string
+}
+
+// TransferResponse409Headers the declared response headers of an HTTP 409 response for Transfer
+type TransferResponse409Headers struct {
+	XRequestID *string
+}
+
+// TransferResponse413Headers the declared response headers of an HTTP 413 response for Transfer
+type TransferResponse413Headers struct {
+	XRequestID *string
+}
+
+// TransferResponse415Headers the declared response headers of an HTTP 415 response for Transfer
+type TransferResponse415Headers struct {
+	XRequestID *string
+}
+
+// TransferResponse422Headers the declared response headers of an HTTP 422 response for Transfer
+type TransferResponse422Headers struct {
+	XRequestID *string
+}
+
+// TransferResponse429Headers the declared response headers of an HTTP 429 response for Transfer
+type TransferResponse429Headers struct {
+	RetryAfter int
+	XRequestID *string
+}
+
+// TransferResponse500Headers the declared response headers of an HTTP 500 response for Transfer
+type TransferResponse500Headers struct {
+	XRequestID *string
+}
+
+// TransferResponse501Headers the declared response headers of an HTTP 501 response for Transfer
+type TransferResponse501Headers struct {
+	XRequestID *string
+}
+
+// TransferResponse502Headers the declared response headers of an HTTP 502 response for Transfer
+type TransferResponse502Headers struct {
+	XRequestID *string
+}
+
+// TransferResponse503Headers the declared response headers of an HTTP 503 response for Transfer
+type TransferResponse503Headers struct {
+	RetryAfter int
+	XRequestID *string
+}
+
+// TransferResponse504Headers the declared response headers of an HTTP 504 response for Transfer
+type TransferResponse504Headers struct {
+	XRequestID *string
+}
+
+type TransferResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Transfer
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *MethodNotAllowed
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Unprocessable
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *NotImplemented
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *BadGateway
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// ApplicationproblemJSON504 the response for an HTTP 504 `application/problem+json` response
+	ApplicationproblemJSON504 *TransferTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *TransferResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *TransferResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *TransferResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *TransferResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *TransferResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *TransferResponse405Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *TransferResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *TransferResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *TransferResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *TransferResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *TransferResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *TransferResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *TransferResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *TransferResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TransferResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *TransferResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TransferResponse) GetJSON200() *Transfer {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON422() *Unprocessable {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON501() *NotImplemented {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON502() *BadGateway {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSON504 returns the response for an HTTP 504 `application/problem+json` response
+func (r TransferResponse) GetApplicationproblemJSON504() *TransferTimeout {
+	return r.ApplicationproblemJSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r TransferResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TransferResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TransferResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TransferResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RecentTransfersResponse200Headers the declared response headers of an HTTP 200 response for RecentTransfers
+type RecentTransfersResponse200Headers struct {
+	XRequestID *string
+}
+
+// RecentTransfersResponse400Headers the declared response headers of an HTTP 400 response for RecentTransfers
+type RecentTransfersResponse400Headers struct {
+	XRequestID *string
+}
+
+// RecentTransfersResponse401Headers the declared response headers of an HTTP 401 response for RecentTransfers
+type RecentTransfersResponse401Headers struct {
+	XRequestID *string
+}
+
+// RecentTransfersResponse403Headers the declared response headers of an HTTP 403 response for RecentTransfers
+type RecentTransfersResponse403Headers struct {
+	XRequestID *string
+}
+
+// RecentTransfersResponse404Headers the declared response headers of an HTTP 404 response for RecentTransfers
+type RecentTransfersResponse404Headers struct {
+	XRequestID *string
+}
+
+// RecentTransfersResponse405Headers the declared response headers of an HTTP 405 response for RecentTransfers
+type RecentTransfersResponse405Headers struct {
+	Allow      string
+	XRequestID *string
+}
+
+// RecentTransfersResponse429Headers the declared response headers of an HTTP 429 response for RecentTransfers
+type RecentTransfersResponse429Headers struct {
+	RetryAfter int
+	XRequestID *string
+}
+
+// RecentTransfersResponse500Headers the declared response headers of an HTTP 500 response for RecentTransfers
+type RecentTransfersResponse500Headers struct {
+	XRequestID *string
+}
+
+// RecentTransfersResponse502Headers the declared response headers of an HTTP 502 response for RecentTransfers
+type RecentTransfersResponse502Headers struct {
+	XRequestID *string
+}
+
+// RecentTransfersResponse503Headers the declared response headers of an HTTP 503 response for RecentTransfers
+type RecentTransfersResponse503Headers struct {
+	RetryAfter int
+	XRequestID *string
+}
+
+// RecentTransfersResponse504Headers the declared response headers of an HTTP 504 response for RecentTransfers
+type RecentTransfersResponse504Headers struct {
+	XRequestID *string
+}
+
+type RecentTransfersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]Transfer
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *MethodNotAllowed
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Internal
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *BadGateway
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// ApplicationproblemJSON504 the response for an HTTP 504 `application/problem+json` response
+	ApplicationproblemJSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RecentTransfersResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RecentTransfersResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RecentTransfersResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RecentTransfersResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RecentTransfersResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *RecentTransfersResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RecentTransfersResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RecentTransfersResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *RecentTransfersResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RecentTransfersResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *RecentTransfersResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RecentTransfersResponse) GetJSON200() *[]Transfer {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RecentTransfersResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RecentTransfersResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RecentTransfersResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RecentTransfersResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r RecentTransfersResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RecentTransfersResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RecentTransfersResponse) GetApplicationproblemJSON500() *Internal {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r RecentTransfersResponse) GetApplicationproblemJSON502() *BadGateway {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RecentTransfersResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSON504 returns the response for an HTTP 504 `application/problem+json` response
+func (r RecentTransfersResponse) GetApplicationproblemJSON504() *GatewayTimeout {
+	return r.ApplicationproblemJSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r RecentTransfersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RecentTransfersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RecentTransfersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RecentTransfersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // WithdrawResponse200Headers the declared response headers of an HTTP 200 response for Withdraw
 type WithdrawResponse200Headers struct {
 	XRequestID *string
@@ -10484,7 +11936,10 @@ func (c *ClientWithResponses) StreamWithResponse(ctx context.Context, params *St
 
 // AccountBalanceWithResponse Balances of the account.
 //
-// Every asset with a non-zero available or locked amount.
+// Every asset with a non-zero available or locked amount, of the
+// trading wallet (`spot`, the default) or of the `funding` wallet
+// (docs/contract.md 2.10). On an exchange with one wallet (Kraken,
+// Gate.io) `wallet=funding` is 400 `INVALID_PARAMETER` naming `wallet`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10525,7 +11980,12 @@ func (c *ClientWithResponses) RecentDepositsWithResponse(ctx context.Context, pa
 
 // RecentWithdrawalsWithResponse Recent withdrawals of the account, newest first.
 //
-// The original service's route name. Includes withdrawals made outside the gateway.
+// The original service's route name. Includes withdrawals made
+// outside the gateway. A withdrawal the gateway sent carries the ids
+// the client knows, as `GET /v1/wallet/withdrawal` answers them: the
+// gateway's `id` and the client's own `clientWithdrawalId` (absent
+// when the client gave none); any other carries the exchange's id as
+// `id` and no `clientWithdrawalId`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10536,6 +11996,94 @@ func (c *ClientWithResponses) RecentWithdrawalsWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseRecentWithdrawalsResponse(rsp)
+}
+
+// GetTransferWithResponse Read a transfer's current state.
+//
+// Returns a transfer submitted with this client key, by the gateway's
+// `id` or by its `clientTransferId`. Give exactly one of the two.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/wallet/transfer (the `GetTransfer` operationId).
+func (c *ClientWithResponses) GetTransferWithResponse(ctx context.Context, params *GetTransferParams, reqEditors ...RequestEditorFn) (*GetTransferResponse, error) {
+	rsp, err := c.GetTransfer(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTransferResponse(rsp)
+}
+
+// TransferWithBodyWithResponse Move funds between the account's wallets.
+//
+// Moves `amount` of `asset` from one wallet of the account to the
+// other (`spot` ↔ `funding`; requires the `trade` permission; a
+// halted key may still transfer, nothing leaves the account). The
+// transfer is recorded before it is sent: a `clientTransferId` (or the
+// `Idempotency-Key` header; the gateway's id when none is given) makes
+// the call idempotent, and an ambiguous answer is reconciled from the
+// exchange's history, never sent again (504 with the pending
+// `transfer`). A second transfer of the same asset and amount on the
+// same exchange key while one waits for its outcome is 409
+// `TRANSFER_IN_FLIGHT`. More than the wallet holds is 422
+// `INSUFFICIENT_FUNDS`. On an exchange with one wallet (Kraken,
+// Gate.io) it is 400 `INVALID_PARAMETER` naming the wallet parameter
+// that is not `spot`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/wallet/transfer (the `Transfer` operationId).
+func (c *ClientWithResponses) TransferWithBodyWithResponse(ctx context.Context, params *TransferParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TransferResponse, error) {
+	rsp, err := c.TransferWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTransferResponse(rsp)
+}
+
+// TransferWithResponse Move funds between the account's wallets.
+//
+// Moves `amount` of `asset` from one wallet of the account to the
+// other (`spot` ↔ `funding`; requires the `trade` permission; a
+// halted key may still transfer, nothing leaves the account). The
+// transfer is recorded before it is sent: a `clientTransferId` (or the
+// `Idempotency-Key` header; the gateway's id when none is given) makes
+// the call idempotent, and an ambiguous answer is reconciled from the
+// exchange's history, never sent again (504 with the pending
+// `transfer`). A second transfer of the same asset and amount on the
+// same exchange key while one waits for its outcome is 409
+// `TRANSFER_IN_FLIGHT`. More than the wallet holds is 422
+// `INSUFFICIENT_FUNDS`. On an exchange with one wallet (Kraken,
+// Gate.io) it is 400 `INVALID_PARAMETER` naming the wallet parameter
+// that is not `spot`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/wallet/transfer (the `Transfer` operationId).
+func (c *ClientWithResponses) TransferWithResponse(ctx context.Context, params *TransferParams, body TransferJSONRequestBody, reqEditors ...RequestEditorFn) (*TransferResponse, error) {
+	rsp, err := c.Transfer(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTransferResponse(rsp)
+}
+
+// RecentTransfersWithResponse The account's transfers between its wallets.
+//
+// The exchange's own history of transfers between the two wallets,
+// newest first, including transfers made outside the gateway (Binance:
+// the last 7 days, ids are Binance's `tranId`, which takes no client
+// id). An exchange with one wallet has none.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/wallet/transfers (the `RecentTransfers` operationId).
+func (c *ClientWithResponses) RecentTransfersWithResponse(ctx context.Context, params *RecentTransfersParams, reqEditors ...RequestEditorFn) (*RecentTransfersResponse, error) {
+	rsp, err := c.RecentTransfers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecentTransfersResponse(rsp)
 }
 
 // WithdrawWithBodyWithResponse Withdraw funds to an address.
@@ -10580,7 +12128,13 @@ func (c *ClientWithResponses) WithdrawWithResponse(ctx context.Context, params *
 //
 // Returns a withdrawal submitted with this client key, by the
 // gateway's `id` or by its `clientWithdrawalId`. Give exactly one of
-// the two.
+// the two. A withdrawal the exchange refused (or the gateway's check
+// of the exchange's rules, or that was found never made) is answered
+// 200 with `status` `failed` and a `reason` (the code and detail the
+// withdrawal was answered with), as a refused order is answered
+// `REJECTED`. Malformed input (an address not of the network's
+// format) is refused before anything is recorded, so reading it back
+// is 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14865,6 +16419,798 @@ func ParseRecentWithdrawalsResponse(rsp *http.Response) (*RecentWithdrawalsRespo
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers RecentWithdrawalsResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTransferResponse parses an HTTP response from a GetTransferWithResponse call
+func ParseGetTransferResponse(rsp *http.Response) (*GetTransferResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTransferResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Transfer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTransferResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetTransferResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetTransferResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetTransferResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetTransferResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetTransferResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetTransferResponse422Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTransferResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetTransferResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers GetTransferResponse502Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTransferResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers GetTransferResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTransferResponse parses an HTTP response from a TransferWithResponse call
+func ParseTransferResponse(rsp *http.Response) (*TransferResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TransferResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Transfer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Unprocessable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest TransferTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers TransferResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers TransferResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers TransferResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers TransferResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers TransferResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers TransferResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 409:
+		var headers TransferResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers TransferResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers TransferResponse415Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers TransferResponse422Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers TransferResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers TransferResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers TransferResponse501Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers TransferResponse502Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers TransferResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers TransferResponse504Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRecentTransfersResponse parses an HTTP response from a RecentTransfersWithResponse call
+func ParseRecentTransfersResponse(rsp *http.Response) (*RecentTransfersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RecentTransfersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []Transfer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RecentTransfersResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RecentTransfersResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RecentTransfersResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RecentTransfersResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RecentTransfersResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers RecentTransfersResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers RecentTransfersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RecentTransfersResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers RecentTransfersResponse502Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers RecentTransfersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers RecentTransfersResponse504Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

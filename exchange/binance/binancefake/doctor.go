@@ -15,7 +15,7 @@ func (s *Server) handleAPIRestrictions(c *call) response {
 		"enableInternalTransfer":       false,
 		"enableMargin":                 false,
 		"enableFutures":                false,
-		"permitsUniversalTransfer":     false,
+		"permitsUniversalTransfer":     !c.account.noTransfer,
 		"enableVanillaOptions":         false,
 		"enableFixApiTrade":            false,
 		"enableFixReadOnly":            false,

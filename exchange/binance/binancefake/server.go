@@ -1,7 +1,7 @@
 // Package binancefake is an in-process fake of Binance Spot's REST API for
 // tests and load runs: the /api/v3 market data, account and order
-// endpoints and the /sapi/v1/capital wallet endpoints the exgate adapter
-// uses, answering with Binance's payload shapes and error codes.
+// endpoints, the /sapi/v1/capital wallet endpoints and the /sapi/v1/asset
+// transfer endpoints (transfer.go) the exgate adapter uses, answering with Binance's payload shapes and error codes.
 //
 // It checks requests as Binance does: the X-MBX-APIKEY header, the
 // HMAC-SHA256 signature over the query string and body, the timestamp
@@ -62,6 +62,11 @@ type Account struct {
 	// PendingWithdrawals leaves new withdrawals processing (status 4)
 	// instead of completing them at once.
 	PendingWithdrawals bool
+	// Funding are the free amounts of the funding wallet per asset
+	// (transfer.go); empty by default.
+	Funding map[string]string
+	// NoTransfer takes the key's universal transfer permission away.
+	NoTransfer bool
 }
 
 // Fault is what the fault hook does with one request (fakehttp.Fault).
@@ -91,6 +96,9 @@ type Server struct {
 	ticks atomic.Int64
 
 	faults fakehttp.Faults
+	// transferCalls counts the universal transfers asked for
+	// (transfer.go).
+	transferCalls atomic.Int64
 
 	mu          sync.Mutex
 	accounts    map[string]*account
@@ -543,6 +551,7 @@ func (s *Server) newRoutes() map[string]*route {
 			allowed: []string{"coin", "withdrawOrderId", "status", "offset", "limit", "idList", "startTime", "endTime"}, handle: s.handleWithdrawHistory},
 	}
 	routes = append(routes, s.lifecycleRoutes()...)
+	routes = append(routes, s.transferRoutes()...)
 	m := make(map[string]*route, len(routes))
 	for _, r := range routes {
 		m[r.method+" "+r.path] = r

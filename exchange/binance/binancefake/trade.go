@@ -28,7 +28,12 @@ type account struct {
 	byClientID  map[string][]*order
 	deposits    []*deposit
 	withdrawals []*withdrawal
-	ordersWin   [2]struct{ start, count int64 } // 10 s and 1 day order counts
+	// funding is the funding wallet (transfer.go); noTransfer takes the
+	// key's universal transfer permission away.
+	funding    map[string]decimal.Decimal
+	transfers  []*transfer
+	noTransfer bool
+	ordersWin  [2]struct{ start, count int64 } // 10 s and 1 day order counts
 }
 
 // order is one order the fake took: a MARKET order, final at once, or a
@@ -67,9 +72,14 @@ func (s *Server) AddAccount(a Account) {
 		free:               map[string]decimal.Decimal{},
 		locked:             map[string]decimal.Decimal{},
 		byClientID:         map[string][]*order{},
+		funding:            map[string]decimal.Decimal{},
+		noTransfer:         a.NoTransfer,
 	}
 	for asset, amount := range a.Balances {
 		acct.free[strings.ToUpper(asset)] = decimal.RequireFromString(amount)
+	}
+	for asset, amount := range a.Funding {
+		acct.funding[strings.ToUpper(asset)] = decimal.RequireFromString(amount)
 	}
 	now := s.serverTime()
 	acct.updateTime = now.UnixMilli()
