@@ -354,6 +354,9 @@ func classifyAPI(ep endpoint, ae *apiError) *exgate.Error {
 		return &exgate.Error{Code: exgate.CodeNotFound, Detail: detail, Err: fmt.Errorf("%w: %w", exgate.ErrNotFound, ae)}
 	case ae.code == codeParam && strings.Contains(strings.ToLower(ae.msg), "symbol"):
 		return &exgate.Error{Code: exgate.CodeUnknownSymbol, Detail: detail, Err: ae}
+	case ae.code == 131203 && strings.Contains(strings.ToLower(ae.msg), "coin"):
+		// "request parameter err: coin invalid"
+		return &exgate.Error{Code: exgate.CodeInvalidParameter, Param: "asset", Detail: detail, Err: ae}
 	}
 	rule, ok := errorCodes[ae.code]
 	if !ok {

@@ -185,7 +185,7 @@ var errorCodes = map[int]errorRule{
 	131208:               {code: exgate.CodeInvalidParameter},
 	131210:               {code: exgate.CodeInvalidParameter, param: "amount"},
 	131211:               {code: exgate.CodeInvalidParameter, param: "to"},
-	131212:               {code: exgate.CodeInsufficientFunds},
+	131212:               {code: exgate.CodeInsufficientFunds, param: "amount"},
 	131215:               {code: exgate.CodeInvalidParameter, param: "amount"},
 	131228:               {code: exgate.CodeInsufficientFunds},
 	131229:               {code: exgate.CodeInvalidParameter, param: "asset"},

@@ -641,6 +641,12 @@ func (e *Exchange) Transfer(ctx context.Context, cred exgate.Credential, req exg
 		return exgate.Transfer{}, exgate.ParamError("amount", "amount must be positive")
 	}
 	asset := exgate.NormalizeAsset(req.Asset)
+	// A coin Bybit does not have is refused here, naming the asset (Bybit's
+	// own answer would be a bare 131203); when the coin list cannot be read
+	// the transfer goes to Bybit, which checks it too.
+	if chains, err := e.coins.get(ctx, cred, asset); err == nil && chains == nil {
+		return exgate.Transfer{}, exgate.ParamError("asset", "bybit has no asset %s", asset)
+	}
 	tid := transferID(req.ClientTransferID)
 	body, err := json.Marshal(transferBody{TransferID: tid, Coin: asset, Amount: req.Amount.String(), FromAccountType: from, ToAccountType: to})
 	if err != nil {

@@ -35,6 +35,16 @@ var chains = func() []chain {
 	}
 }()
 
+// knownCoin reports whether the fake lists the coin.
+func knownCoin(coin string) bool {
+	for _, c := range chains {
+		if c.coin == coin {
+			return true
+		}
+	}
+	return false
+}
+
 func findChain(coin, ch string) *chain {
 	for i := range chains {
 		if chains[i].coin == coin && chains[i].chain == ch {
@@ -437,7 +447,7 @@ func (s *Server) handleTransfer(c *call) (any, *apiError) {
 	switch {
 	case !uuidPattern.MatchString(b.TransferID):
 		return nil, errorf(131203, "request parameter err: transferId invalid")
-	case b.Coin == "" || b.Coin != strings.ToUpper(b.Coin):
+	case b.Coin == "" || b.Coin != strings.ToUpper(b.Coin) || !knownCoin(b.Coin):
 		return nil, errorf(131203, "request parameter err: coin invalid")
 	case (b.FromAccountType != "UNIFIED" && b.FromAccountType != "FUND") || (b.ToAccountType != "UNIFIED" && b.ToAccountType != "FUND"):
 		return nil, errorf(131203, "request parameter err: accountType invalid")
