@@ -46,7 +46,10 @@ type ControlStore interface {
 	// Seq and Time (now when zero). Entries are never changed or removed.
 	AppendAudit(ctx context.Context, e AuditEntry) (AuditEntry, error)
 	// AppendAudits adds entries in order, all or none, setting each one's
-	// Seq and Time (now when zero).
+	// Seq and Time (now when zero). It is for a writer that nobody waits
+	// on (the API's records, written after their answers): as with
+	// RecordOutcome, the store may hold the write back for a few
+	// milliseconds to share the commit of its next write.
 	AppendAudits(ctx context.Context, es []AuditEntry) error
 	// AuditLog returns the entries f selects, newest first.
 	AuditLog(ctx context.Context, f AuditFilter) ([]AuditEntry, error)

@@ -48,10 +48,42 @@ const (
 // Done reports whether the intent needs no more reconciliation.
 func (s IntentState) Done() bool { return s == IntentFinal }
 
+// IntentAnswer says what an intent's Response holds, in the journal's own
+// terms: how an answer is put to a client (an HTTP status, a problem) is
+// the API's business, not the journal's.
+type IntentAnswer string
+
+// Intent answers.
+const (
+	// AnswerNone: nothing recorded yet; the intent is being submitted, or
+	// its answer was lost in a crash and the reconciler will find it.
+	AnswerNone IntentAnswer = ""
+	// AnswerRecord: the record the exchange answered or the reconciler
+	// read (an Order, a Withdrawal).
+	AnswerRecord IntentAnswer = "record"
+	// AnswerPending: the record answered while the outcome is unknown
+	// (an Order PENDING, a Withdrawal pending).
+	AnswerPending IntentAnswer = "pending"
+	// AnswerError: the error answered (a refusal, or an intent ended
+	// without its outcome), as the journal encodes errors.
+	AnswerError IntentAnswer = "error"
+)
+
+// IntentOutcome is what is recorded of an intent once its exchange call
+// ended or the reconciler read it.
+type IntentOutcome struct {
+	State    IntentState
+	Answer   IntentAnswer
+	Response []byte
+	// NextDue, when not zero, is when the reconciler next looks at the
+	// intent (Attempts unchanged); zero leaves NextDue as it is.
+	NextDue time.Time
+}
+
 // Intent is the journal record of one order or withdrawal placed through
 // the gateway. Response holds the JSON body last answered for it (an Order,
-// a Withdrawal or a problem) with its HTTP status, so that a client retrying
-// with the same client id gets the same answer.
+// a Withdrawal or an error) and Answer says which, so that a client
+// retrying with the same client id gets the same answer.
 type Intent struct {
 	// ID is the gateway's id, also sent to the exchange as its client id.
 	ID             string
@@ -69,7 +101,7 @@ type Intent struct {
 	// Request is the normalized request as JSON.
 	Request   []byte
 	State     IntentState
-	Status    int
+	Answer    IntentAnswer
 	Response  []byte
 	CreatedAt time.Time
 	UpdatedAt time.Time

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -356,16 +355,16 @@ type RiskProblem struct {
 }
 
 // SettleRisk is a reservation's charge and open state once an intent's
-// answer is (status, response): an unknown outcome keeps the reservation
+// answer is (answer, response): an unknown outcome keeps the reservation
 // as it is (known false); a refusal gives everything back; an order gives
 // back what did not fill once it is final, and counts its open remainder
 // at its limit price while it rests; a withdrawal that failed or was
 // canceled gives its amount back.
-func SettleRisk(kind IntentKind, r RiskReservation, state IntentState, status int, response []byte) (charge decimal.Decimal, open, known bool) {
+func SettleRisk(kind IntentKind, r RiskReservation, state IntentState, answer IntentAnswer, response []byte) (charge decimal.Decimal, open, known bool) {
 	switch {
-	case state == IntentSubmitting || state == IntentUnknown || status == 0 || status == http.StatusGatewayTimeout:
+	case state == IntentSubmitting || state == IntentUnknown || answer == AnswerNone || answer == AnswerPending:
 		return r.Notional, r.Open, false
-	case status != http.StatusOK:
+	case answer != AnswerRecord:
 		return decimal.Zero, false, true
 	}
 	if kind == IntentWithdrawal {

@@ -69,11 +69,17 @@ type Store interface {
 	// carrying the client's own id ref; an error wrapping ErrNotFound when
 	// there is none (always for an empty ref).
 	IntentByClientRef(ctx context.Context, apiKey string, kind IntentKind, ref string) (Intent, error)
-	// UpdateIntent sets an intent's state and last answer, and its
-	// UpdatedAt to now, settling its risk reservation (SettleRisk) in the
-	// same transaction; an error wrapping ErrNotFound when there is no
-	// such intent.
-	UpdateIntent(ctx context.Context, id string, state IntentState, status int, response []byte) error
+	// UpdateIntent records an intent's outcome (its state, last answer
+	// and, when set, its NextDue) and sets its UpdatedAt to now, settling
+	// its risk reservation (SettleRisk) in the same transaction; an error
+	// wrapping ErrNotFound when there is no such intent.
+	UpdateIntent(ctx context.Context, id string, o IntentOutcome) error
+	// RecordOutcome is UpdateIntent for a writer that nobody waits on
+	// (the outcome of an order already answered): the store may hold the
+	// write back for a few milliseconds so that it shares the commit of
+	// the next write instead of taking a synced commit of its own. It
+	// returns once the outcome is durable, or failed.
+	RecordOutcome(ctx context.Context, id string, o IntentOutcome) error
 	// UnfinishedIntents returns up to limit intents that are not final,
 	// oldest first; limit <= 0 means no limit.
 	UnfinishedIntents(ctx context.Context, limit int) ([]Intent, error)
@@ -121,6 +127,8 @@ type Store interface {
 	// ConsoleStore keeps the web console's logins and sessions and reads
 	// the journal by exchange key (console.go).
 	ConsoleStore
+	// InstanceStore keeps the running gateways' heartbeats (instances.go).
+	InstanceStore
 	// SimOperations returns up to limit operations of a kind, newest
 	// first (by CreatedAt, then by the order they were applied); limit
 	// <= 0 means no limit.

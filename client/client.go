@@ -3,9 +3,9 @@
 // decodes the answers into the root package's types, or into an *Error for
 // an RFC 9457 problem.
 //
-// Every POST carries a signed timestamp, which the gateway requires on
-// requests that change state (docs/contract.md 2.1); WithTimestamps adds one to
-// GETs too, and WithLegacySigning (for a key created with
+// Every request carries a signed timestamp, which the gateway requires
+// (docs/contract.md 2.1); WithTimestamps sets its clock and receive window,
+// and WithLegacySigning (for a key created with
 // `exgate keys create --legacy-signing`) adds none.
 //
 // A Client never retries. Reads may be retried by the caller; an order or a
@@ -53,8 +53,7 @@ type Client struct {
 	httpClient  *http.Client
 
 	// now is the clock for timestamps and Retry-After dates.
-	now        func() time.Time
-	timestamps bool
+	now func() time.Time
 	// legacy: no timestamp is added by itself, not even to a POST.
 	legacy     bool
 	recvWindow time.Duration
@@ -77,8 +76,8 @@ func WithHTTPClient(hc *http.Client) Option {
 	}
 }
 
-// WithTimestamps adds the gateway's replay protection to every request,
-// GETs included (every POST carries it anyway): a signed timestamp parameter (milliseconds since the Unix epoch, from now,
+// WithTimestamps sets the gateway's replay protection that every request
+// carries: a signed timestamp parameter (milliseconds since the Unix epoch, from now,
 // or time.Now when now is nil) and, when recvWindow is positive, a
 // recvWindow parameter in milliseconds (the gateway's default is 5 s, its
 // maximum 60 s). Timestamps from one Client strictly increase: a request
@@ -90,7 +89,6 @@ func WithTimestamps(now func() time.Time, recvWindow time.Duration) Option {
 		if now != nil {
 			c.now = now
 		}
-		c.timestamps = true
 		c.recvWindow = recvWindow
 	}
 }
@@ -182,7 +180,7 @@ func (c *Client) Do(ctx context.Context, method, path string, params []Param) (s
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
-	params = c.withTimestamp(method, params)
+	params = c.withTimestamp(params)
 
 	var sig strings.Builder
 	for i, p := range params {
@@ -248,13 +246,11 @@ func (c *Client) Do(ctx context.Context, method, path string, params []Param) (s
 	return resp.StatusCode, body, nil
 }
 
-// withTimestamp appends timestamp and recvWindow when the client adds them
-// and the caller did not: timestamp on every request that changes state
-// (the gateway requires it on every POST, unless WithLegacySigning), and on
-// GETs too with WithTimestamps.
-func (c *Client) withTimestamp(method string, params []Param) []Param {
-	post := method != http.MethodGet && method != http.MethodHead
-	if c.legacy || (!c.timestamps && !post) {
+// withTimestamp appends timestamp and recvWindow when the caller did not:
+// the gateway requires a timestamp on every request (docs/contract.md 2.1),
+// unless the key signs the legacy way (WithLegacySigning).
+func (c *Client) withTimestamp(params []Param) []Param {
+	if c.legacy {
 		return params
 	}
 	haveTS, haveWindow := false, false

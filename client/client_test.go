@@ -292,13 +292,13 @@ func TestPlaceMarketOrderVector(t *testing.T) {
 }
 
 // TestEmptyParameters checks that a request without parameters signs the
-// empty string.
+// empty string (a key signing the legacy way; any other adds a timestamp).
 func TestEmptyParameters(t *testing.T) {
 	g := newFake(t)
 	g.answer = func(w http.ResponseWriter, _ *http.Request, _ seen) {
 		writeJSON(w, `[{"asset":"BTC","available":"10","locked":"0.25"}]`)
 	}
-	bals, err := g.client().AccountBalance(t.Context())
+	bals, err := g.client(client.WithLegacySigning()).AccountBalance(t.Context())
 	if err != nil {
 		t.Fatalf("AccountBalance: %v", err)
 	}
@@ -437,9 +437,9 @@ func TestTimestamps(t *testing.T) {
 	}
 }
 
-// TestTimestampsByDefault checks that a POST carries a signed timestamp
-// without WithTimestamps (the gateway requires one, docs/contract.md 2.1), a GET
-// does not, and WithLegacySigning adds none.
+// TestTimestampsByDefault checks that every request carries a signed
+// timestamp without WithTimestamps (the gateway requires one, docs/contract.md
+// 2.1), and WithLegacySigning adds none.
 func TestTimestampsByDefault(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -448,7 +448,8 @@ func TestTimestampsByDefault(t *testing.T) {
 		wantTS bool
 	}{
 		{"POST", http.MethodPost, nil, true},
-		{"GET", http.MethodGet, nil, false},
+		{"GET", http.MethodGet, nil, true},
+		{"GET, legacy signing", http.MethodGet, []client.Option{client.WithLegacySigning()}, false},
 		{"POST, legacy signing", http.MethodPost, []client.Option{client.WithLegacySigning()}, false},
 		{"GET with timestamps", http.MethodGet, []client.Option{client.WithTimestamps(nil, 0)}, true},
 	}
@@ -669,12 +670,13 @@ func TestTypedMethods(t *testing.T) {
 			if s.method != tc.wantMethod || s.path != tc.wantPath {
 				t.Errorf("request %s %s, want %s %s", s.method, s.path, tc.wantMethod, tc.wantPath)
 			}
-			if s.method == http.MethodPost {
-				// Every POST carries a signed timestamp (docs/contract.md 2.1).
-				if n := len(s.params); n == 0 || s.params[n-1].Name != "timestamp" {
-					t.Fatalf("POST params %v end without a timestamp", s.params)
-				}
-				s.params = s.params[:len(s.params)-1]
+			// Every request carries a signed timestamp (docs/contract.md 2.1).
+			if n := len(s.params); n == 0 || s.params[n-1].Name != "timestamp" {
+				t.Fatalf("%s params %v end without a timestamp", s.method, s.params)
+			}
+			s.params = s.params[:len(s.params)-1]
+			if len(s.params) == 0 {
+				s.params = nil
 			}
 			if diff := cmp.Diff(s.params, tc.wantParams); diff != "" {
 				t.Errorf("params (-got +want):\n%s", diff)

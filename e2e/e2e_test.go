@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -112,6 +113,24 @@ type deployment struct {
 	masterKey   string
 	// extra are more EXGATE_* variables for the instances (exchange URLs).
 	extra []string
+	// stamps is the clock of every client's timestamps (instance.client).
+	stamps *stampClock
+}
+
+// stampClock is an increasing clock in milliseconds: the clients of one
+// key on several instances draw their timestamps from it, so that no two
+// requests of a test share a signature (a signature is accepted once,
+// docs/contract.md 2.1; one SDK client keeps its own timestamps
+// increasing, not those of another).
+type stampClock struct{ last atomic.Int64 }
+
+func (c *stampClock) now() time.Time {
+	for {
+		l := c.last.Load()
+		if ts := max(time.Now().UnixMilli(), l+1); c.last.CompareAndSwap(l, ts) {
+			return time.UnixMilli(ts)
+		}
+	}
 }
 
 // newDeployment prepares the shared store of a test, or skips the test
@@ -136,6 +155,7 @@ func newDeployment(t *testing.T, extraEnv ...string) *deployment {
 		redisURL:    emptyRedisDB(t, rURL),
 		masterKey:   base64.StdEncoding.EncodeToString(key[:]),
 		extra:       extraEnv,
+		stamps:      &stampClock{},
 	}
 }
 
@@ -281,6 +301,8 @@ type instance struct {
 	// Wait's result.
 	exited  chan struct{}
 	waitErr error
+	// stamps is the deployment's timestamp clock.
+	stamps *stampClock
 }
 
 // start starts one instance with the serve flags args and waits until it
@@ -337,7 +359,7 @@ func (d *deployment) launch(name string, args []string) (*instance, error) {
 	}
 	cmd := exec.Command(exgateBin, append([]string{"serve"}, args...)...)
 	cmd.Env = d.env("EXGATE_ADDR="+addr, "EXGATE_LOG_FORMAT=text")
-	inst := &instance{URL: "http://" + addr, name: name, cmd: cmd, log: &syncBuffer{}, exited: make(chan struct{})}
+	inst := &instance{URL: "http://" + addr, name: name, cmd: cmd, log: &syncBuffer{}, exited: make(chan struct{}), stamps: d.stamps}
 	cmd.Stdout, cmd.Stderr = inst.log, inst.log
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -452,7 +474,8 @@ func (i *instance) client(k clientKey, exchangeKey string, opts ...client.Option
 		Timeout:   30 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second},
 	}
-	return client.New(i.URL, k.APIKey, k.SecretKey, exchangeKey, append([]client.Option{client.WithHTTPClient(hc)}, opts...)...)
+	return client.New(i.URL, k.APIKey, k.SecretKey, exchangeKey,
+		append([]client.Option{client.WithHTTPClient(hc), client.WithTimestamps(i.stamps.now, 0)}, opts...)...)
 }
 
 // problemCode is the code of a gateway problem answer, "" for success and

@@ -31,11 +31,17 @@ type keyStore interface {
 	Credential(ctx context.Context, apiKey, name string) (exgate.Credential, error)
 }
 
-// replayGuard remembers accepted signatures inside their window. FirstUseBy
-// records key for owner (a client key) and fails with exgate.ErrOverQuota,
-// recording nothing, when owner already holds quota live keys.
+// replayGuard remembers signatures inside their window, each bound to the
+// route it was first seen on (docs/contract.md 2.1). Claim records key for
+// owner (a client key) bound to route and reports whether this is its
+// first use; a key already claimed is not, and boundTo names the route it
+// is bound to. Claim fails with exgate.ErrOverQuota, recording nothing,
+// when owner already holds quota live keys. Release gives a claim back on
+// its own route, keeping the binding: a request refused by the rate limit
+// may be sent again as itself, and only as itself.
 type replayGuard interface {
-	FirstUseBy(ctx context.Context, owner, key string, expiry time.Time, quota int) (bool, error)
+	Claim(ctx context.Context, owner, key, route string, expiry time.Time, quota int) (first bool, boundTo string, err error)
+	Release(ctx context.Context, owner, key, route string) error
 }
 
 // keyCache keeps client keys and credentials for at most ttl, so that the

@@ -9,14 +9,15 @@ import (
 )
 
 // A route is one row of routeTable: its method and path, who may call it,
-// whether the audit trail records it, which per-client budget it takes and
-// its handler. The server's mux, the route limits (limits.go), the audit
+// whether a key signing the legacy way may, whether the audit trail
+// records it, which per-client budget it takes and its handler. The server's mux, the route limits (limits.go), the audit
 // wrapper and the test that holds the table to api/openapi.yaml
 // (routes_test.go) all read this one table, so adding a route is adding a
 // row (and its operation in the OpenAPI document).
 type route struct {
 	method, path string
 	access       access
+	legacy       legacyRule
 	audit        auditRule
 	limit        LimitClass
 	handle       handler
@@ -58,6 +59,18 @@ func (a access) permission() exgate.Permission {
 	return ""
 }
 
+// legacyRule says whether a client key created with --legacy-signing (no
+// timestamp, so a captured request replays) may call the route: only the
+// seven routes of the spec and GET /v1/order, reading the key's own orders
+// (docs/contract.md 2.1). Every other route answers such a key 403
+// PERMISSION_DENIED.
+type legacyRule bool
+
+const (
+	legacyOK  legacyRule = true
+	notLegacy legacyRule = false
+)
+
 // auditRule says whether an authenticated request to the route goes into
 // the audit trail (docs/contract.md 2.6): every request that changes state
 // does.
@@ -71,36 +84,36 @@ const (
 // routeTable is every route the server answers.
 func routeTable() []route {
 	return []route{
-		{"POST", "/v1/order/market", tradeKey, audited, LimitOrders, (*Server).handleMarketOrder},
-		{"GET", "/v1/order", readKey, notAudited, LimitClient, (*Server).handleOrder},
-		{"GET", "/v1/market/recent-klines", readKey, notAudited, LimitMarketData, (*Server).handleKlines},
-		{"GET", "/v1/market/order-book", readKey, notAudited, LimitMarketData, (*Server).handleOrderBook},
-		{"GET", "/v1/wallet/account-balance", readKey, notAudited, LimitClient, (*Server).handleBalances},
-		{"GET", "/v1/wallet/recent-deposits", readKey, notAudited, LimitClient, (*Server).handleDeposits},
-		{"GET", "/v1/wallet/deposit", readKey, notAudited, LimitClient, (*Server).handleDepositAddress},
-		{"POST", "/v1/wallet/withdraw", withdrawKey, audited, LimitWithdrawals, (*Server).handleWithdraw},
-		{"GET", "/v1/wallet/withdrawal", readKey, notAudited, LimitClient, (*Server).handleWithdrawal},
+		{"POST", "/v1/order/market", tradeKey, legacyOK, audited, LimitOrders, (*Server).handleMarketOrder},
+		{"GET", "/v1/order", readKey, legacyOK, notAudited, LimitClient, (*Server).handleOrder},
+		{"GET", "/v1/market/recent-klines", readKey, legacyOK, notAudited, LimitMarketData, (*Server).handleKlines},
+		{"GET", "/v1/market/order-book", readKey, legacyOK, notAudited, LimitMarketData, (*Server).handleOrderBook},
+		{"GET", "/v1/wallet/account-balance", readKey, legacyOK, notAudited, LimitClient, (*Server).handleBalances},
+		{"GET", "/v1/wallet/recent-deposits", readKey, legacyOK, notAudited, LimitClient, (*Server).handleDeposits},
+		{"GET", "/v1/wallet/deposit", readKey, legacyOK, notAudited, LimitClient, (*Server).handleDepositAddress},
+		{"POST", "/v1/wallet/withdraw", withdrawKey, legacyOK, audited, LimitWithdrawals, (*Server).handleWithdraw},
+		{"GET", "/v1/wallet/withdrawal", readKey, notLegacy, notAudited, LimitClient, (*Server).handleWithdrawal},
 		// The order lifecycle (docs/contract.md 2.4; lifecycle.go).
-		{"POST", "/v1/order/limit", tradeKey, audited, LimitOrders, (*Server).handleLimitOrder},
-		{"POST", "/v1/order/cancel", tradeKey, audited, LimitOrders, (*Server).handleCancel},
-		{"POST", "/v1/order/cancel-all", tradeKey, audited, LimitOrders, (*Server).handleCancelAll},
-		{"GET", "/v1/order/open", readKey, notAudited, LimitClient, (*Server).handleOpenOrders},
-		{"GET", "/v1/order/recent", readKey, notAudited, LimitClient, (*Server).handleRecentOrders},
-		{"GET", "/v1/order/fills", readKey, notAudited, LimitClient, (*Server).handleFills},
-		{"GET", "/v1/wallet/recent-withdraws", readKey, notAudited, LimitClient, (*Server).handleRecentWithdrawals},
-		{"GET", "/v1/market/symbols", readKey, notAudited, LimitMarketData, (*Server).handleSymbols},
+		{"POST", "/v1/order/limit", tradeKey, notLegacy, audited, LimitOrders, (*Server).handleLimitOrder},
+		{"POST", "/v1/order/cancel", tradeKey, notLegacy, audited, LimitOrders, (*Server).handleCancel},
+		{"POST", "/v1/order/cancel-all", tradeKey, notLegacy, audited, LimitOrders, (*Server).handleCancelAll},
+		{"GET", "/v1/order/open", readKey, notLegacy, notAudited, LimitClient, (*Server).handleOpenOrders},
+		{"GET", "/v1/order/recent", readKey, notLegacy, notAudited, LimitClient, (*Server).handleRecentOrders},
+		{"GET", "/v1/order/fills", readKey, notLegacy, notAudited, LimitClient, (*Server).handleFills},
+		{"GET", "/v1/wallet/recent-withdraws", readKey, notLegacy, notAudited, LimitClient, (*Server).handleRecentWithdrawals},
+		{"GET", "/v1/market/symbols", readKey, notLegacy, notAudited, LimitMarketData, (*Server).handleSymbols},
 		// Transfers between an account's wallets (docs/contract.md 2.10;
 		// transfer.go): money-moving, so in the withdrawals budget.
-		{"POST", "/v1/wallet/transfer", tradeKey, audited, LimitWithdrawals, (*Server).handleTransfer},
-		{"GET", "/v1/wallet/transfer", readKey, notAudited, LimitClient, (*Server).handleTransferRecord},
-		{"GET", "/v1/wallet/transfers", readKey, notAudited, LimitClient, (*Server).handleTransfers},
+		{"POST", "/v1/wallet/transfer", tradeKey, notLegacy, audited, LimitWithdrawals, (*Server).handleTransfer},
+		{"GET", "/v1/wallet/transfer", readKey, notLegacy, notAudited, LimitClient, (*Server).handleTransferRecord},
+		{"GET", "/v1/wallet/transfers", readKey, notLegacy, notAudited, LimitClient, (*Server).handleTransfers},
 		// Risk controls (docs/contract.md 2.8; risk.go).
-		{"GET", "/v1/account/risk", readKey, notAudited, LimitClient, (*Server).handleAccountRisk},
+		{"GET", "/v1/account/risk", readKey, notLegacy, notAudited, LimitClient, (*Server).handleAccountRisk},
 		// Streams (docs/contract.md 2.5; stream.go).
-		{"GET", "/v1/stream", streamKey, notAudited, LimitClient, (*Server).handleStream},
-		{"GET", "/healthz", public, notAudited, LimitNone, (*Server).handleHealth},
-		{"GET", "/readyz", public, notAudited, LimitNone, (*Server).handleReady},
-		{"GET", "/v1/openapi.yaml", public, notAudited, LimitNone, (*Server).handleOpenAPI},
+		{"GET", "/v1/stream", streamKey, notLegacy, notAudited, LimitClient, (*Server).handleStream},
+		{"GET", "/healthz", public, notLegacy, notAudited, LimitNone, (*Server).handleHealth},
+		{"GET", "/readyz", public, notLegacy, notAudited, LimitNone, (*Server).handleReady},
+		{"GET", "/v1/openapi.yaml", public, notLegacy, notAudited, LimitNone, (*Server).handleOpenAPI},
 	}
 }
 
@@ -111,8 +124,10 @@ type Route struct {
 	// Permission is what the exchange key needs; "" for a public route.
 	Permission exgate.Permission
 	Signed     bool
-	Audited    bool
-	Limit      LimitClass
+	// Legacy: a key signing the legacy way may call it.
+	Legacy  bool
+	Audited bool
+	Limit   LimitClass
 }
 
 // Routes lists the server's routes in the order of its table.
@@ -120,7 +135,7 @@ func Routes() []Route {
 	var rs []Route
 	for _, rt := range routeTable() {
 		rs = append(rs, Route{Method: rt.method, Path: rt.path, Permission: rt.access.permission(),
-			Signed: rt.access != public, Audited: bool(rt.audit), Limit: rt.limit})
+			Signed: rt.access != public, Legacy: bool(rt.legacy), Audited: bool(rt.audit), Limit: rt.limit})
 	}
 	return rs
 }
@@ -171,7 +186,7 @@ func (s *Server) serveRoute(rt route) http.Handler {
 			}
 		})
 	}
-	return s.signed(rt.access, func(w http.ResponseWriter, r *http.Request, c *call) error {
+	return s.signed(rt.access, rt.legacy, func(w http.ResponseWriter, r *http.Request, c *call) error {
 		return rt.handle(s, w, r, c)
 	})
 }

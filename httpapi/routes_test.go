@@ -91,7 +91,7 @@ func TestRouteTableCatchesMutants(t *testing.T) {
 	}{
 		{"route missing from the table", func(rs []route) []route { return rs[1:] }, "not in the route table"},
 		{"route missing from the document", func(rs []route) []route {
-			return append(rs, route{"POST", "/v1/wallet/teleport", withdrawKey, audited, LimitWithdrawals, h})
+			return append(rs, route{"POST", "/v1/wallet/teleport", withdrawKey, notLegacy, audited, LimitWithdrawals, h})
 		}, "not in api/openapi.yaml"},
 		{"POST without a limit class", func(rs []route) []route {
 			for i := range rs {

@@ -342,7 +342,7 @@ type call struct {
 // comes first: an unauthenticated caller learns nothing about parameters
 // or exchange keys. A stream handshake keeps no deadline: the hub holds
 // the connection.
-func (s *Server) signed(acc access, h func(http.ResponseWriter, *http.Request, *call) error) http.Handler {
+func (s *Server) signed(acc access, legacy legacyRule, h func(http.ResponseWriter, *http.Request, *call) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if acc != streamKey {
 			timeout := s.cfg.RequestTimeout
@@ -353,7 +353,7 @@ func (s *Server) signed(acc access, h func(http.ResponseWriter, *http.Request, *
 			defer cancel()
 			r = r.WithContext(ctx)
 		}
-		c, err := s.authenticateAs(w, r, acc.permission(), acc == streamKey)
+		c, err := s.authenticateAs(w, r, acc.permission(), acc == streamKey, legacy)
 		if err == nil {
 			err = h(w, r, c)
 		}
@@ -381,7 +381,7 @@ func hasBody(r *http.Request) bool {
 // authenticateAs authenticates a signed request (signed); for the stream
 // handshake (stream.go) a timestamp is required and the keys may be signed
 // query parameters.
-func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exgate.Permission, stream bool) (*call, error) {
+func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exgate.Permission, stream bool, legacy legacyRule) (*call, error) {
 	ctx := r.Context()
 	apiKey := r.Header.Get("X-API-KEY")
 	if apiKey == "" && stream {
@@ -446,18 +446,21 @@ func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exg
 		return nil, err
 	}
 
-	// The client's own rate limit comes before the replay guard, so that a
-	// request refused with 429 does not use up its signature: the same
-	// signed request may be sent again after Retry-After (docs/contract.md 2.1).
-	if err := s.checkClientLimits(ctx, apiKey, r.Pattern); err != nil {
-		return nil, err
+	name := r.Header.Get("X-API-EXCHANGE-KEY")
+	if stream {
+		if name, err = streamKeys(r, sr.params); err != nil {
+			return nil, err
+		}
 	}
+	// The replay guard binds the signature to the method, path and
+	// exchange key it is first seen on, before anything else can answer:
+	// a signature is accepted once, and never on another route or
+	// exchange key, whatever its first answer was (docs/contract.md 2.1).
+	var guardKey, route string
 	if !expiry.IsZero() {
-		// The guard's key names the client key and the signature, not the
-		// exchange key: a signature is accepted once whichever exchange key
-		// the request names, so a request signed for sim cannot be
-		// replayed against a live key.
-		fresh, err := s.cfg.Replay.FirstUseBy(ctx, apiKey, "replay:"+apiKey+":"+strings.ToLower(sr.signature), expiry, s.replayQuota())
+		guardKey = "replay:" + apiKey + ":" + strings.ToLower(sr.signature)
+		route = r.Method + " " + r.URL.Path + " " + name
+		first, boundTo, err := s.cfg.Replay.Claim(ctx, apiKey, guardKey, route, expiry, s.replayQuota())
 		if errors.Is(err, exgate.ErrOverQuota) {
 			return nil, &exgate.Error{Code: exgate.CodeRateLimited, RetryAfter: time.Second,
 				Detail: "this API key has " + strconv.Itoa(s.replayQuota()) + " signatures in the replay guard, its most; send fewer requests or a shorter recvWindow"}
@@ -465,9 +468,23 @@ func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exg
 		if err != nil {
 			return nil, &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the replay guard is unreachable", RetryAfter: time.Second, Err: err}
 		}
-		if !fresh {
+		if !first {
+			if boundTo != route {
+				return nil, exgate.Errorf(exgate.CodeReplayedRequest, "this signature was first seen on another route or exchange key; a signature opens one method, path and exchange key, once")
+			}
 			return nil, exgate.Errorf(exgate.CodeReplayedRequest, "this signature was already accepted inside its receive window")
 		}
+	}
+	// A request refused by the client's own rate limit gives its claim
+	// back, so that the same signed request may be sent again after
+	// Retry-After, to the same method, path and exchange key only.
+	if err := s.checkClientLimits(ctx, apiKey, r.Pattern); err != nil {
+		if guardKey != "" {
+			if rerr := s.cfg.Replay.Release(ctx, apiKey, guardKey, route); rerr != nil {
+				s.log.WarnContext(ctx, "replay guard release", "requestId", requestID(ctx), "err", clipLog(rerr))
+			}
+		}
+		return nil, err
 	}
 
 	// Authenticated from here on.
@@ -475,12 +492,8 @@ func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exg
 	if err := s.checkClientIP(ctx, r, apiKey); err != nil {
 		return nil, err
 	}
-	name := r.Header.Get("X-API-EXCHANGE-KEY")
-	if stream {
-		var err error
-		if name, err = streamKeys(r, sr.params); err != nil {
-			return nil, err
-		}
+	if key.LegacySigning && legacy != legacyOK {
+		return nil, exgate.Errorf(exgate.CodePermissionDenied, "this API key signs the legacy way (created with --legacy-signing, no timestamp): it may call only the seven routes of the spec and GET /v1/order; %s %s needs a key created without --legacy-signing", r.Method, r.URL.Path)
 	}
 	if name == "" {
 		return nil, exgate.Errorf(exgate.CodeMissingExchangeKey, "the X-API-EXCHANGE-KEY header is required")

@@ -114,7 +114,7 @@ func TestFaultLimitOrdersBinance(t *testing.T) {
 			t.Errorf("ref-%d (%s): Binance holds %d orders with its client id", i, it.ID, n)
 		case it.State != exgate.IntentFinal && it.State != exgate.IntentAccepted:
 			t.Errorf("ref-%d: state %s", i, it.State)
-		case n == 1 && it.Status == http.StatusOK:
+		case n == 1 && it.Answer == exgate.AnswerRecord:
 			held++
 			// The journal's record agrees with Binance's order.
 			got, err := jr.Order(ctx, "client", it.ID, "")
@@ -129,9 +129,9 @@ func TestFaultLimitOrdersBinance(t *testing.T) {
 			if open != !got.Status.Final() || got.Type != exgate.OrderTypeLimit {
 				t.Errorf("ref-%d: journal says %s %s, open on Binance: %v", i, got.Type, got.Status, open)
 			}
-		case n == 0 && it.Status != http.StatusOK:
+		case n == 0 && it.Answer != exgate.AnswerRecord:
 		default:
-			t.Errorf("ref-%d (%s): Binance holds %d, the journal says %d %s", i, it.ID, n, it.Status, it.Response)
+			t.Errorf("ref-%d (%s): Binance holds %d, the journal says %q %s", i, it.ID, n, it.Answer, it.Response)
 		}
 	}
 	t.Logf("binance limit orders: %d attempts over %d client ids, %d held by Binance", attempts, distinct, held)

@@ -120,12 +120,12 @@ func TestFaultInjectionBybitLimitOrders(t *testing.T) {
 		switch {
 		case n > 1:
 			t.Errorf("lim-%d (%s): the exchange holds %d orders for one client id", i, it.ID, n)
-		case n == 1 && it.Status == http.StatusOK:
+		case n == 1 && it.Answer == exgate.AnswerRecord:
 			held++
 			checkRecorded(t, exgate.IntentOrder, it)
-		case n == 0 && it.Status != http.StatusOK:
+		case n == 0 && it.Answer != exgate.AnswerRecord:
 		default:
-			t.Errorf("lim-%d (%s): the exchange holds %d, the journal says %d %s", i, it.ID, n, it.Status, it.Response)
+			t.Errorf("lim-%d (%s): the exchange holds %d, the journal says %q %s", i, it.ID, n, it.Answer, it.Response)
 		}
 	}
 	t.Logf("bybit limit orders: %d attempts over %d client ids, %d held", attempts, distinct, held)

@@ -385,13 +385,13 @@ func runFaults(t *testing.T, v venue, kind exgate.IntentKind) {
 			t.Errorf("%s: state %s", ref, it.State)
 		}
 		switch {
-		case n == 1 && it.Status == http.StatusOK:
+		case n == 1 && it.Answer == exgate.AnswerRecord:
 			held++
 			checkRecorded(t, kind, it)
-		case n == 0 && it.Status != http.StatusOK:
+		case n == 0 && it.Answer != exgate.AnswerRecord:
 			never++
 		default:
-			t.Errorf("%s (%s): the exchange holds %d, the journal says %d %s", ref, it.ID, n, it.Status, it.Response)
+			t.Errorf("%s (%s): the exchange holds %d, the journal says %q %s", ref, it.ID, n, it.Answer, it.Response)
 		}
 	}
 	t.Logf("%s %ss: %d attempts over %d client ids: %d held by the exchange, %d never placed; %d answered at once",

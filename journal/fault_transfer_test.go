@@ -148,17 +148,17 @@ func TestTransferFaultInjection(t *testing.T) {
 			t.Errorf("%s: state %s", ref, it.State)
 		}
 		switch {
-		case n == 1 && it.Status == http.StatusOK:
+		case n == 1 && it.Answer == exgate.AnswerRecord:
 			held++
 			var tr exgate.Transfer
 			if err := jsonUnmarshal(it.Response, &tr); err != nil || tr.ID != it.ID || tr.ClientTransferID != ref ||
 				tr.Status != exgate.TransferCompleted || tr.ExchangeID == "" || !tr.Amount.Equal(transferAmount(i)) {
 				t.Errorf("%s: recorded transfer %s (%v)", ref, it.Response, err)
 			}
-		case n == 0 && it.Status != http.StatusOK:
+		case n == 0 && it.Answer != exgate.AnswerRecord:
 			never++
 		default:
-			t.Errorf("%s (%s): the exchange holds %d, the journal says %d %s", ref, it.ID, n, it.Status, it.Response)
+			t.Errorf("%s (%s): the exchange holds %d, the journal says %q %s", ref, it.ID, n, it.Answer, it.Response)
 		}
 	}
 	t.Logf("binance transfers: %d attempts over %d client ids: %d held by the exchange, %d never sent; %d answered at once",

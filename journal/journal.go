@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -27,7 +26,10 @@ type Store interface {
 	CreateIntent(ctx context.Context, it exgate.Intent) error
 	Intent(ctx context.Context, id string) (exgate.Intent, error)
 	IntentByClientRef(ctx context.Context, apiKey string, kind exgate.IntentKind, ref string) (exgate.Intent, error)
-	UpdateIntent(ctx context.Context, id string, state exgate.IntentState, status int, response []byte) error
+	UpdateIntent(ctx context.Context, id string, o exgate.IntentOutcome) error
+	// RecordOutcome is UpdateIntent for an outcome already answered:
+	// the store may batch it with its next write.
+	RecordOutcome(ctx context.Context, id string, o exgate.IntentOutcome) error
 	// DueIntents returns unfinished intents whose NextDue is at or
 	// before now, the longest overdue first.
 	DueIntents(ctx context.Context, now time.Time, limit int) ([]exgate.Intent, error)
@@ -113,11 +115,22 @@ type Service struct {
 	warns     *warnLimiter
 	obs       Observer
 
-	// inflight holds, for each intent this process is submitting right
-	// now, a channel closed once its outcome is recorded: the reconciler
-	// keeps away from them and a duplicate request waits on it.
+	// inflight holds each intent this process is submitting, until its
+	// outcome is on disk: the reconciler and the streams keep away from
+	// them, a duplicate request waits for its answer, and a read gets the
+	// answer before it is on disk (flight).
 	mu       sync.Mutex
-	inflight map[string]chan struct{}
+	inflight map[string]*flight
+}
+
+// flight is an intent this process is submitting.
+type flight struct {
+	// answered is closed once outcome is set; saved once the outcome is
+	// on disk, or failed to be.
+	answered, saved chan struct{}
+	// outcome is what the submission answered, as the stored intent
+	// will read once it is on disk.
+	outcome exgate.Intent
 }
 
 // New builds a Service.
@@ -136,7 +149,7 @@ func New(opts Options) *Service {
 		poll:      opts.WaitPoll,
 		kick:      make(chan struct{}, 1),
 		obs:       opts.Metrics,
-		inflight:  map[string]chan struct{}{},
+		inflight:  map[string]*flight{},
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -345,8 +358,8 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 		it.Risk = exgate.RiskFromContext(ctx)
 	}
 	s.startInflight(id)
-	defer s.endInflight(id)
 	if err := s.store.CreateIntent(ctx, it); err != nil {
+		s.dropInflight(id)
 		if exgate.ErrorCode(err) == exgate.CodeRiskLimitExceeded {
 			return zero, err
 		}
@@ -372,33 +385,32 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 	rec, callErr := k.submit(callCtx, ex, cred, req)
 	cancel()
 
-	// Record the outcome with a fresh context for the same reason.
-	saveCtx, cancelSave := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancelSave()
+	// The outcome is recorded after the answer (settle): only the intent
+	// had to be on disk before the exchange was called. A crash before
+	// the outcome is on disk leaves the intent as a crash during the call
+	// would, for the reconciler to read from the exchange.
 	if callErr == nil {
 		rec = k.label(rec, id, ref)
 		state := exgate.IntentAccepted
+		var next time.Time
 		if k.final(rec) {
 			state = exgate.IntentFinal
+		} else {
+			next = s.now().Add(s.every)
 		}
-		s.save(saveCtx, id, state, http.StatusOK, rec)
+		s.settle(ctx, it, exgate.IntentOutcome{State: state, Answer: exgate.AnswerRecord, NextDue: next}, rec)
 		s.noteState(k.name, state)
-		if state != exgate.IntentFinal {
-			s.schedule(saveCtx, id, s.now().Add(s.every), 0)
-		}
 		return rec, nil
 	}
 	if definite(callErr) {
-		s.save(saveCtx, id, exgate.IntentFinal, exgate.ErrorCode(callErr).Status(), toStored(callErr))
+		s.settle(ctx, it, exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerError}, toStored(callErr))
 		s.noteState(k.name, exgate.IntentFinal)
 		return zero, callErr
 	}
 	s.log.WarnContext(ctx, "outcome unknown; reconciling", "kind", string(k.name), "id", id, "exchange", cred.Exchange, "err", callErr)
 	pending := k.label(k.pending(req, id, now, cred.Exchange), id, ref)
-	s.save(saveCtx, id, exgate.IntentUnknown, http.StatusGatewayTimeout, pending)
+	s.settle(ctx, it, exgate.IntentOutcome{State: exgate.IntentUnknown, Answer: exgate.AnswerPending, NextDue: s.now()}, pending)
 	s.noteState(k.name, exgate.IntentUnknown)
-	s.schedule(saveCtx, id, s.now(), 0)
-	s.Kick()
 	return pending, timeoutError(k.name, id)
 }
 
@@ -431,27 +443,129 @@ func definite(err error) bool {
 func (s *Service) startInflight(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.inflight[id] = make(chan struct{})
+	s.inflight[id] = &flight{answered: make(chan struct{}), saved: make(chan struct{})}
 }
 
-// endInflight wakes the duplicates waiting for id; its outcome is
-// recorded by then.
-func (s *Service) endInflight(id string) {
+// dropInflight forgets an intent whose outcome will not be recorded by
+// this process: it was never recorded, or its outcome cannot be encoded.
+func (s *Service) dropInflight(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	close(s.inflight[id])
+	f := s.inflight[id]
+	close(f.answered)
+	close(f.saved)
 	delete(s.inflight, id)
 }
 
-// inflightDone returns the channel closed when this process has recorded
-// the outcome of id, or nil when this process is not submitting it.
+// settle answers the duplicates waiting for it with the outcome o of it,
+// and records that outcome in the background, in the store's next commit
+// (exgate.Store.RecordOutcome): the client has its answer without waiting
+// for that commit. The intent stays in flight until the outcome is on
+// disk. A failure to record it leaves the intent as a crash during the
+// call would, for the reconciler to settle from the exchange's records.
+func (s *Service) settle(ctx context.Context, it exgate.Intent, o exgate.IntentOutcome, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		s.log.ErrorContext(ctx, "journal: outcome not encoded; the reconciler will settle it", "id", it.ID, "err", err)
+		s.dropInflight(it.ID)
+		return
+	}
+	o.Response = body
+	it.State, it.Answer, it.Response, it.UpdatedAt = o.State, o.Answer, body, s.now()
+	if !o.NextDue.IsZero() {
+		it.NextDue = o.NextDue
+	}
+	s.mu.Lock()
+	f := s.inflight[it.ID]
+	f.outcome = it
+	close(f.answered)
+	s.mu.Unlock()
+	save := func(record func(context.Context, string, exgate.IntentOutcome) error) {
+		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := record(saveCtx, it.ID, o); err != nil {
+			s.log.ErrorContext(saveCtx, "journal: outcome not recorded; the reconciler will settle it", "id", it.ID, "err", err)
+		}
+		s.mu.Lock()
+		delete(s.inflight, it.ID)
+		close(f.saved)
+		s.mu.Unlock()
+		if o.State == exgate.IntentUnknown {
+			s.Kick()
+		}
+	}
+	if it.Exclusive != "" {
+		// The intent holds its key until its outcome is on disk: the
+		// next intent of that key must not wait for a later commit.
+		save(s.store.UpdateIntent)
+		return
+	}
+	go save(s.store.RecordOutcome)
+}
+
+// Drain waits until the outcomes answered so far are on disk (or failed
+// to be), or ctx ends. Call it after the HTTP server has shut down and
+// before the store is closed.
+func (s *Service) Drain(ctx context.Context) error {
+	s.mu.Lock()
+	var saving []chan struct{}
+	for _, f := range s.inflight {
+		if f.outcome.ID != "" {
+			saving = append(saving, f.saved)
+		}
+	}
+	s.mu.Unlock()
+	for _, ch := range saving {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("journal: outcomes still being recorded: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// saved waits until the outcome this process answered for id is on disk
+// (or failed to be), when it has answered one; it returns at once for an
+// intent this process is not settling, or when ctx ends.
+func (s *Service) saved(ctx context.Context, id string) {
+	s.mu.Lock()
+	f, ok := s.inflight[id]
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	select {
+	case <-f.answered:
+	default:
+		return // still with the exchange
+	}
+	select {
+	case <-f.saved:
+	case <-ctx.Done():
+	}
+}
+
+// inflightDone returns the channel closed once this process has the
+// answer to id, or nil when this process is not submitting it.
 func (s *Service) inflightDone(id string) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ch, ok := s.inflight[id]; ok {
-		return ch
+	if f, ok := s.inflight[id]; ok {
+		return f.answered
 	}
 	return nil
+}
+
+// answered returns it as this process answered it when its outcome is
+// not on disk yet, or it unchanged.
+func (s *Service) answered(it exgate.Intent) exgate.Intent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.inflight[it.ID]; ok && f.outcome.ID != "" {
+		return f.outcome
+	}
+	return it
 }
 
 func (s *Service) isInflight(id string) bool { return s.inflightDone(id) != nil }
@@ -485,7 +599,7 @@ func (s *Service) await(ctx context.Context, it exgate.Intent) exgate.Intent {
 	if done := s.inflightDone(it.ID); done != nil {
 		select {
 		case <-done:
-			return s.reread(wctx, it)
+			return s.answered(s.reread(wctx, it))
 		case <-wctx.Done():
 			return it
 		}
@@ -541,18 +655,6 @@ func toStored(err error) storedError {
 	return storedError{Code: e.Code, Detail: e.Detail, Param: e.Param}
 }
 
-// save records an outcome. A failure here leaves the intent unfinished,
-// so the reconciler will settle it from the exchange's records.
-func (s *Service) save(ctx context.Context, id string, state exgate.IntentState, status int, v any) {
-	body, err := json.Marshal(v)
-	if err == nil {
-		err = s.store.UpdateIntent(ctx, id, state, status, body)
-	}
-	if err != nil {
-		s.log.ErrorContext(ctx, "journal: outcome not recorded; the reconciler will settle it", "id", id, "err", err)
-	}
-}
-
 func storeError(err error) error {
 	return &exgate.Error{Code: exgate.CodeExchangeUnavailable, Detail: "the gateway's store is unavailable", RetryAfter: time.Second, Err: err}
 }
@@ -581,6 +683,9 @@ func replay[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgate.I
 	// A duplicate of a request still with the exchange waits for its
 	// outcome rather than answering that it is unknown.
 	it = s.await(ctx, it)
+	if !it.State.Done() {
+		s.saved(ctx, it.ID)
+	}
 	if !it.State.Done() && !s.isInflight(it.ID) && !s.owned(it) {
 		if fresh, err := reconcile(ctx, s, k, it); err == nil {
 			it = fresh
@@ -593,7 +698,7 @@ func replay[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgate.I
 func decode[R, T any](k kind[R, T], it exgate.Intent) (T, error) {
 	var rec T
 	switch {
-	case it.Status == 0 || len(it.Response) == 0:
+	case it.Answer == exgate.AnswerNone || len(it.Response) == 0:
 		// Recorded but no outcome yet: being submitted or its
 		// answer was lost in a crash.
 		var req R
@@ -601,11 +706,11 @@ func decode[R, T any](k kind[R, T], it exgate.Intent) (T, error) {
 			return rec, fmt.Errorf("journal: decode request %s: %w", it.ID, err)
 		}
 		return k.label(k.pending(req, it.ID, it.CreatedAt, it.Exchange), it.ID, it.ClientRef), timeoutError(k.name, it.ID)
-	case it.Status == http.StatusOK || it.Status == http.StatusGatewayTimeout:
+	case it.Answer == exgate.AnswerRecord || it.Answer == exgate.AnswerPending:
 		if err := json.Unmarshal(it.Response, &rec); err != nil {
 			return rec, fmt.Errorf("journal: decode response %s: %w", it.ID, err)
 		}
-		if it.Status == http.StatusGatewayTimeout {
+		if it.Answer == exgate.AnswerPending {
 			return rec, timeoutError(k.name, it.ID)
 		}
 		return rec, nil
@@ -639,6 +744,12 @@ func lookup[R, T any](ctx context.Context, s *Service, k kind[R, T], apiKey, id,
 	}
 	if err != nil {
 		return zero, storeError(err)
+	}
+	it = s.answered(it)
+	if !it.State.Done() {
+		// Read from the exchange below, and recorded, only after this
+		// process's own answer is on disk.
+		s.saved(ctx, it.ID)
 	}
 	if !it.State.Done() && !s.isInflight(it.ID) {
 		if fresh, err := reconcile(ctx, s, k, it); err == nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/exgate/exgate"
@@ -181,6 +180,9 @@ func (s *Service) CancelOrder(ctx context.Context, cred exgate.Credential, id, c
 	if err != nil {
 		return exgate.Order{}, storeError(err)
 	}
+	// The order's own answer goes to disk before the cancel's outcome can
+	// be recorded over it.
+	s.saved(ctx, it.ID)
 	current, err := lookup(ctx, s, orderKind, cred.ClientAPIKey, it.ID, "")
 	if err != nil {
 		return exgate.Order{}, err
@@ -214,7 +216,7 @@ func (s *Service) CancelOrder(ctx context.Context, cred exgate.Credential, id, c
 		}
 		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if err := s.store.UpdateIntent(saveCtx, it.ID, state, http.StatusOK, body); err != nil {
+		if err := s.store.UpdateIntent(saveCtx, it.ID, exgate.IntentOutcome{State: state, Answer: exgate.AnswerRecord, Response: body}); err != nil {
 			s.log.WarnContext(ctx, "journal: canceled order not recorded; the reconciler will settle it", "id", it.ID, "err", err)
 		}
 	}

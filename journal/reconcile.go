@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -64,6 +63,9 @@ var (
 // keep a newer one waiting: an intent due now is read in this pass or, if
 // it became due during it, in the next.
 func (s *Service) ReconcileAll(ctx context.Context) int {
+	// The outcomes this process answered are read as it answered them:
+	// they are on disk within a commit.
+	_ = s.Drain(ctx)
 	now := s.now()
 	left := 0
 	seen := map[string]bool{}
@@ -248,12 +250,11 @@ func reconcile[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgat
 		se := storedError{Code: k.rejected, Detail: fmt.Sprintf(
 			"the exchange has no %s with client id %s %s after it was submitted; it was never placed", k.name, it.ID, s.grace)}
 		body, _ := json.Marshal(se)
-		status := k.rejected.Status()
-		if err := s.store.UpdateIntent(ctx, it.ID, exgate.IntentFinal, status, body); err != nil {
+		if err := s.store.UpdateIntent(ctx, it.ID, exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerError, Response: body}); err != nil {
 			return it, err
 		}
 		s.log.WarnContext(ctx, "reconciled as never placed", "id", it.ID, "kind", string(k.name))
-		it.State, it.Status, it.Response, it.UpdatedAt = exgate.IntentFinal, status, body, now
+		it.State, it.Answer, it.Response, it.UpdatedAt = exgate.IntentFinal, exgate.AnswerError, body, now
 		return it, nil
 	default:
 		return it, err
@@ -273,13 +274,13 @@ func recordRead[R, T any](ctx context.Context, s *Service, k kind[R, T], it exga
 	if err != nil {
 		return it, err
 	}
-	if err := s.store.UpdateIntent(ctx, it.ID, state, http.StatusOK, body); err != nil {
+	if err := s.store.UpdateIntent(ctx, it.ID, exgate.IntentOutcome{State: state, Answer: exgate.AnswerRecord, Response: body}); err != nil {
 		return it, err
 	}
 	if it.State != exgate.IntentAccepted || state == exgate.IntentFinal {
 		s.log.InfoContext(ctx, how, "id", it.ID, "kind", string(k.name), "state", string(state))
 	}
-	it.State, it.Status, it.Response, it.UpdatedAt = state, http.StatusOK, body, now
+	it.State, it.Answer, it.Response, it.UpdatedAt = state, exgate.AnswerRecord, body, now
 	return it, nil
 }
 
@@ -300,11 +301,10 @@ func orphaned[R, T any](ctx context.Context, s *Service, k kind[R, T], it exgate
 	if err != nil {
 		return it, err
 	}
-	status := se.Code.Status()
-	if err := s.store.UpdateIntent(ctx, it.ID, exgate.IntentFinal, status, body); err != nil {
+	if err := s.store.UpdateIntent(ctx, it.ID, exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerError, Response: body}); err != nil {
 		return it, fmt.Errorf("%w: %w", errOutcomeNotSaved, err)
 	}
 	s.log.WarnContext(ctx, "reconcile: ended, its exchange key is gone", "id", it.ID, "kind", string(k.name), "credential", it.CredentialName)
-	it.State, it.Status, it.Response, it.UpdatedAt = exgate.IntentFinal, status, body, now
+	it.State, it.Answer, it.Response, it.UpdatedAt = exgate.IntentFinal, exgate.AnswerError, body, now
 	return it, nil
 }

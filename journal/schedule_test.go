@@ -337,6 +337,13 @@ func TestDuplicateWaitLimits(t *testing.T) {
 					t.Errorf("duplicate = %+v, want FILLED", got)
 				}
 			}
+			// The answer reaches the store in the first instance's next
+			// commit, after the client has it; the other instance reads
+			// the store, and waits for it no longer than its own 20 ms
+			// call deadline here (15 s by default).
+			if err := first.Drain(ctx); err != nil {
+				t.Fatal(err)
+			}
 			if got := send(ctx, second, exgate.IntentOrder, cred, "ref-1"); got.err != nil || got.status != string(exgate.OrderFilled) {
 				t.Errorf("retry after the answer = %+v, want FILLED", got)
 			}

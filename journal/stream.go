@@ -3,7 +3,6 @@ package journal
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"time"
 
 	"github.com/exgate/exgate"
@@ -20,9 +19,13 @@ import (
 // (exgate.Order.Advances): a final state is never changed, and the same
 // update arriving twice writes once. An intent this process is still
 // submitting is left to the submission, which records its own answer; the
-// reconciler reads it after. A store that cannot be written only delays
+// reconciler reads it after. One whose answer is being recorded waits for
+// that record. A store that cannot be written only delays
 // what the reconciler finds.
 func (s *Service) StreamedOrder(ctx context.Context, cred exgate.Credential, o exgate.Order) exgate.Order {
+	// An update that comes while the order's answer is being recorded
+	// waits for that record (one commit) and is then compared with it.
+	s.saved(ctx, o.ClientOrderID)
 	it, ok := s.placed(ctx, cred.ClientAPIKey, o.ClientOrderID)
 	if !ok || it.CredentialID != cred.ID {
 		return s.labelOrder(ctx, cred.ClientAPIKey, o)
@@ -35,7 +38,7 @@ func (s *Service) StreamedOrder(ctx context.Context, cred exgate.Credential, o e
 	if it.State.Done() || s.isInflight(it.ID) {
 		return o
 	}
-	if it.Status == http.StatusOK {
+	if it.Answer == exgate.AnswerRecord {
 		var recorded exgate.Order
 		if err := json.Unmarshal(it.Response, &recorded); err == nil && !recorded.Advances(o) {
 			return o

@@ -23,9 +23,9 @@ type countingStore struct {
 	updates atomic.Int32
 }
 
-func (s *countingStore) UpdateIntent(ctx context.Context, id string, state exgate.IntentState, status int, response []byte) error {
+func (s *countingStore) UpdateIntent(ctx context.Context, id string, o exgate.IntentOutcome) error {
 	s.updates.Add(1)
-	return s.Store.UpdateIntent(ctx, id, state, status, response)
+	return s.Store.UpdateIntent(ctx, id, o)
 }
 
 // TestStreamedOrder: an update pushed by a stream is recorded as the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/exgate/exgate"
@@ -41,7 +40,7 @@ var transferKind = kind[exgate.TransferRequest, exgate.Transfer]{
 	},
 	queryIntent: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.TransferRequest, it exgate.Intent) (exgate.Transfer, error) {
 		q := exgate.TransferQuery{ClientTransferID: it.ID, SentAfter: it.CreatedAt}
-		if it.Status == http.StatusOK && len(it.Response) > 0 {
+		if it.Answer == exgate.AnswerRecord && len(it.Response) > 0 {
 			// Accepted: the exchange's id is known.
 			var last exgate.Transfer
 			if err := json.Unmarshal(it.Response, &last); err == nil {

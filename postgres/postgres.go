@@ -34,6 +34,10 @@ var dialect = sqlstore.Dialect{
 		Serial: "BIGINT NOT NULL GENERATED ALWAYS AS IDENTITY PRIMARY KEY"},
 	LockMigrations: fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, migrationLock),
 	LockRow:        ` FOR UPDATE`,
+	// Every commit waits for its WAL flush (synchronous_commit stays on):
+	// concurrent intents share one commit, outcomes and audit records join
+	// it.
+	JournalGroupCommit: true,
 }
 
 // Store is the PostgreSQL store. It is safe for concurrent use.
@@ -46,10 +50,9 @@ type Store struct {
 // parameters size the pool), applies pending migrations and returns the
 // store. masterKey is the 32-byte key secrets are sealed under.
 func Open(ctx context.Context, url string, masterKey []byte) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := poolConfig(url)
 	if err != nil {
-		// The error may quote the URL, password included.
-		return nil, errors.New("postgres: invalid database URL")
+		return nil, err
 	}
 	// database/sql keeps the pool, sized as pgxpool would size it.
 	db := stdlib.OpenDB(*cfg.ConnConfig)
@@ -67,4 +70,19 @@ func Open(ctx context.Context, url string, masterKey []byte) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	return &Store{Store: core}, nil
+}
+
+// poolConfig parses url. Whatever the URL or the server's default says,
+// the store's sessions commit with synchronous_commit on: a commit
+// returns once its WAL is flushed to disk, so that an order is sent to the
+// exchange only once its intent is durable (off would lose the last
+// commits to a server crash; docs/PERFORMANCE.md).
+func poolConfig(url string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The error may quote the URL, password included.
+		return nil, errors.New("postgres: invalid database URL")
+	}
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	return cfg, nil
 }

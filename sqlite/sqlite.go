@@ -3,7 +3,8 @@
 //
 // The store itself is internal/sqlstore, which package postgres opens too;
 // this package holds how the file is opened. The file
-// is opened in WAL mode with foreign keys on. All writes go through a
+// is opened in WAL mode with foreign keys on and synchronous=FULL: a
+// commit returns once it is on disk. All writes go through a
 // single connection and start with BEGIN IMMEDIATE, so writers in this
 // process queue instead of failing with SQLITE_BUSY, and writers in other
 // processes (admin commands) wait up to the busy timeout; a write
@@ -38,6 +39,9 @@ var dialect = sqlstore.Dialect{
 	Types: sqlstore.Types{Int: "INTEGER", Bytes: "BLOB", Serial: "INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT"},
 	// One writer, every commit synced: concurrent orders share commits.
 	GroupCommit: true,
+	// modernc.org/sqlite parses a statement each time it runs unless it
+	// is kept prepared.
+	CacheStatements: true,
 }
 
 // Store is the SQLite store. It is safe for concurrent use.
@@ -90,6 +94,11 @@ func openPools(path string) (write, read *sql.DB, err error) {
 	params.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")")
 	params.Add("_pragma", "foreign_keys(1)")
 	params.Add("_pragma", "journal_mode(WAL)")
+	// Every commit is synced to disk before it returns: an order is sent
+	// to the exchange only once its intent is durable, and no speed is
+	// bought with that (NORMAL would leave the last commits to a power
+	// loss; docs/PERFORMANCE.md).
+	params.Add("_pragma", "synchronous(FULL)")
 	params.Set("_txlock", "immediate")
 	write, err = sql.Open("sqlite", path+"?"+params.Encode())
 	if err != nil {

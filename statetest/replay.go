@@ -138,4 +138,70 @@ func RunReplayGuard(t *testing.T, newGuard func(t *testing.T) (ReplayGuard, Cloc
 			t.Fatalf("another owner: %v, %v", ok, err)
 		}
 	})
+
+	// Issue 23: a signature opens one door once. A key claimed on one
+	// route is refused on every other, released or not; released, it may
+	// be claimed again on its own route only.
+	t.Run("claim bound to its route", func(t *testing.T) {
+		g, clk := newGuard(t)
+		ttl := time.Minute
+		claim := func(key, route string, want bool, wantBound string) {
+			t.Helper()
+			first, bound, err := g.Claim(t.Context(), "o", key, route, clk.Now().Add(ttl), 10)
+			if err != nil || first != want || bound != wantBound {
+				t.Fatalf("Claim(%q, %q) = %v, %q, %v; want %v, %q", key, route, first, bound, err, want, wantBound)
+			}
+		}
+		release := func(key, route string) {
+			t.Helper()
+			if err := g.Release(t.Context(), "o", key, route); err != nil {
+				t.Fatalf("Release(%q, %q) = %v", key, route, err)
+			}
+		}
+		get, cancel := "GET /v1/order ro", "POST /v1/order/cancel ro"
+		claim("s1", get, true, get)
+		claim("s1", get, false, get)    // a replay on the same route
+		claim("s1", cancel, false, get) // and on another
+		release("s1", cancel)           // another route cannot release it
+		claim("s1", get, false, get)
+		release("s1", get)              // refused before it was served (429)
+		claim("s1", cancel, false, get) // still bound to its route
+		claim("s1", get, true, get)     // the same request again
+		claim("s1", get, false, get)
+		release("unknown", get) // nothing to release
+		claim("unknown", cancel, true, cancel)
+		ttl = 150 * time.Millisecond
+		claim("short", get, true, get)
+		claim("short", cancel, false, get)
+		clk.Advance(ttl)
+		claim("short", cancel, true, cancel) // forgotten after its expiry
+	})
+
+	t.Run("one claim among concurrent callers on two routes", func(t *testing.T) {
+		ctx := t.Context()
+		g, clk := newGuard(t)
+		expiry := clk.Now().Add(time.Minute)
+		var first atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, 100)
+		for i := range 100 {
+			wg.Go(func() {
+				ok, _, err := g.Claim(ctx, "o", "k", []string{"a", "b"}[i%2], expiry, 1000)
+				if err != nil {
+					errs <- err
+				}
+				if ok {
+					first.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("Claim = %v", err)
+		}
+		if first.Load() != 1 {
+			t.Fatalf("%d first claims of one key; want 1", first.Load())
+		}
+	})
 }

@@ -20,10 +20,13 @@ type Nonces interface {
 }
 
 // ReplayGuard remembers keys until they expire. FirstUseBy records a key
-// for an owner holding at most quota live keys.
+// for an owner holding at most quota live keys; Claim does so binding the
+// key to a route, and Release gives a claim back on that route only.
 type ReplayGuard interface {
 	FirstUse(ctx context.Context, key string, expiry time.Time) (bool, error)
 	FirstUseBy(ctx context.Context, owner, key string, expiry time.Time, quota int) (bool, error)
+	Claim(ctx context.Context, owner, key, route string, expiry time.Time, quota int) (first bool, boundTo string, err error)
+	Release(ctx context.Context, owner, key, route string) error
 }
 
 // Cache holds byte values with a time to live.

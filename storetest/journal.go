@@ -34,7 +34,7 @@ func (s suite) testIntents(t *testing.T) {
 	created := time.Date(2029, 12, 31, 23, 59, 59, 999999999, time.UTC)
 
 	full := intent("o1", "alice", "my-1")
-	full.Status = 201
+	full.Answer = exgate.AnswerRecord
 	full.Response = []byte(`{"id":"o1"}`)
 	full.CreatedAt = created
 	full.UpdatedAt = created.Add(time.Second)
@@ -126,7 +126,8 @@ func (s suite) testIntents(t *testing.T) {
 			{"duplicate id", e.CreateIntent(ctx, sameID), exgate.ErrConflict},
 			{"duplicate client ref", e.CreateIntent(ctx, sameRef), exgate.ErrConflict},
 			{"read unknown", second(e.Intent(ctx, "nope")), exgate.ErrNotFound},
-			{"update unknown", e.UpdateIntent(ctx, "nope", exgate.IntentFinal, 200, nil), exgate.ErrNotFound},
+			{"update unknown", e.UpdateIntent(ctx, "nope", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord}), exgate.ErrNotFound},
+			{"outcome of unknown", e.RecordOutcome(ctx, "nope", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord}), exgate.ErrNotFound},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -145,29 +146,37 @@ func (s suite) testIntents(t *testing.T) {
 	})
 
 	t.Run("update", func(t *testing.T) {
+		due := startTime().Add(time.Hour)
 		tests := []struct {
-			name     string
-			state    exgate.IntentState
-			status   int
-			response []byte
+			name    string
+			outcome exgate.IntentOutcome
+			later   bool // RecordOutcome rather than UpdateIntent
+			wantDue time.Time
 		}{
-			{"unknown", exgate.IntentUnknown, 0, nil},
-			{"accepted", exgate.IntentAccepted, 201, []byte(`{"status":"PENDING"}`)},
-			{"final", exgate.IntentFinal, 201, []byte(`{"status":"FILLED"}`)},
+			{"unknown", exgate.IntentOutcome{State: exgate.IntentUnknown, Answer: exgate.AnswerPending, Response: []byte(`{"status":"PENDING"}`)}, false, startTime()},
+			{"accepted, due later", exgate.IntentOutcome{State: exgate.IntentAccepted, Answer: exgate.AnswerRecord, Response: []byte(`{"status":"NEW"}`), NextDue: due}, false, due},
+			{"recorded later", exgate.IntentOutcome{State: exgate.IntentAccepted, Answer: exgate.AnswerRecord, Response: []byte(`{"status":"PARTIALLY_FILLED"}`)}, true, due},
+			{"recorded later, due", exgate.IntentOutcome{State: exgate.IntentAccepted, Answer: exgate.AnswerRecord, Response: []byte(`{"status":"PARTIALLY_FILLED"}`), NextDue: due.Add(time.Hour)}, true, due.Add(time.Hour)},
+			{"final error", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerError, Response: []byte(`{"code":"ORDER_REJECTED"}`)}, false, due.Add(time.Hour)},
+			{"final", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord, Response: []byte(`{"status":"FILLED"}`)}, true, due.Add(time.Hour)},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				now := e.clock.Advance(time.Second)
-				if err := e.UpdateIntent(ctx, "o2", tc.state, tc.status, tc.response); err != nil {
-					t.Fatalf("UpdateIntent: %v", err)
+				update := e.UpdateIntent
+				if tc.later {
+					update = e.RecordOutcome
+				}
+				if err := update(ctx, "o2", tc.outcome); err != nil {
+					t.Fatalf("update: %v", err)
 				}
 				got, err := e.Intent(ctx, "o2")
 				if err != nil {
 					t.Fatal(err)
 				}
 				want := defaulted
-				want.CreatedAt, want.NextDue = startTime(), startTime()
-				want.State, want.Status, want.Response, want.UpdatedAt = tc.state, tc.status, tc.response, now
+				want.CreatedAt, want.NextDue = startTime(), tc.wantDue
+				want.State, want.Answer, want.Response, want.UpdatedAt = tc.outcome.State, tc.outcome.Answer, tc.outcome.Response, now
 				if diff := cmp.Diff(got, want); diff != "" {
 					t.Fatalf("Intent after update (-got +want):\n%s", diff)
 				}
@@ -202,7 +211,7 @@ func (s suite) testUnfinishedIntents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := e.UpdateIntent(ctx, "i-done", exgate.IntentFinal, 200, nil); err != nil {
+	if err := e.UpdateIntent(ctx, "i-done", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord}); err != nil {
 		t.Fatal(err)
 	}
 	all := []string{"i-first", "i-tie-a", "i-tie-b", "i-late"}
@@ -389,4 +398,63 @@ func (s suite) testDueIntents(t *testing.T) {
 			t.Fatalf("DueIntents record (-got +want):\n%s", diff)
 		}
 	})
+}
+
+// testIntentAnswerMigration: intents stored before migration 0026, with
+// the HTTP status the journal used to record, read back with their answer
+// in the journal's terms. The test puts the intents table back as it was
+// before 0026 (a status column, no answer), writes rows as the journal
+// wrote them then, and opens the store again, which applies 0026 again.
+func (s suite) testIntentAnswerMigration(t *testing.T) {
+	e := s.newEnv(t)
+	ctx := t.Context()
+	e.rawExec(t, `ALTER TABLE intents ADD COLUMN status INTEGER NOT NULL DEFAULT 0`)
+	e.rawExec(t, `ALTER TABLE intents DROP COLUMN answer`)
+	e.rawExec(t, `DELETE FROM schema_migrations WHERE name = '0026_intent_answer.sql'`)
+	rows := []struct {
+		id, state string
+		status    int
+		response  string // NULL when empty
+		want      exgate.IntentAnswer
+	}{
+		{"o-submitting", "submitting", 0, "", exgate.AnswerNone},
+		{"o-filled", "final", 200, `{"status":"FILLED"}`, exgate.AnswerRecord},
+		{"o-open", "accepted", 200, `{"status":"PENDING"}`, exgate.AnswerRecord},
+		{"o-unknown", "unknown", 504, `{"status":"PENDING"}`, exgate.AnswerPending},
+		{"o-refused", "final", 422, `{"code":"ORDER_REJECTED","detail":"no"}`, exgate.AnswerError},
+		{"o-orphaned", "final", 502, `{"code":"EXCHANGE_ERROR","detail":"gone","outcomeUnknown":true}`, exgate.AnswerError},
+		{"w-unavailable", "final", 503, `{"code":"EXCHANGE_UNAVAILABLE","detail":"down"}`, exgate.AnswerError},
+		{"o-status-no-body", "unknown", 504, "", exgate.AnswerNone},
+	}
+	for i, r := range rows {
+		response := "NULL"
+		if r.response != "" {
+			response = "'" + r.response + "'"
+		}
+		e.rawExec(t, fmt.Sprintf(`INSERT INTO intents (id, kind, client_api_key, credential_id, credential_name, exchange,
+			client_ref, fingerprint, request, state, status, response, created_at, updated_at, next_due, attempts)
+			VALUES ('%s', 'order', 'alice', 42, 'main', 'binance', 'ref-%d', 'fp', '{}', '%s', %d, %s, 1, 2, 3, 0)`,
+			r.id, i, r.state, r.status, response))
+	}
+	second := e.reopen(t)
+	for _, r := range rows {
+		got, err := second.Intent(ctx, r.id)
+		if err != nil {
+			t.Fatalf("Intent(%s) after the migration: %v", r.id, err)
+		}
+		if got.Answer != r.want || string(got.Response) != r.response || string(got.State) != r.state {
+			t.Errorf("%s (status %d) after the migration: answer %q, state %s, response %s; want %q, %s, %s",
+				r.id, r.status, got.Answer, got.State, got.Response, r.want, r.state, r.response)
+		}
+	}
+	if cols := e.rawQuery(t, `SELECT count(*) FROM schema_migrations WHERE name = '0026_intent_answer.sql'`); len(cols) != 1 || cols[0][0] != "1" {
+		t.Errorf("0026 recorded %v times, want once", cols)
+	}
+	// And the journal's writes go on in the new column.
+	if err := second.UpdateIntent(ctx, "o-submitting", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord, Response: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := second.Intent(ctx, "o-submitting"); err != nil || got.Answer != exgate.AnswerRecord {
+		t.Errorf("after an update: %+v, %v", got, err)
+	}
 }

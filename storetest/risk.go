@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"testing"
 
@@ -170,27 +169,27 @@ func (s suite) testRiskReservations(t *testing.T) {
 	usage("1000", 2)
 
 	// r1 (6 BTC at 100) fills 2 and rests: charge unchanged, still open.
-	if err := e.UpdateIntent(ctx, "r1", exgate.IntentAccepted, http.StatusOK, orderJSON(t, exgate.OrderPartiallyFilled, "6", "2")); err != nil {
+	if err := e.UpdateIntent(ctx, "r1", exgate.IntentOutcome{State: exgate.IntentAccepted, Answer: exgate.AnswerRecord, Response: orderJSON(t, exgate.OrderPartiallyFilled, "6", "2")}); err != nil {
 		t.Fatal(err)
 	}
 	usage("1000", 2)
 	// An unknown outcome keeps the reservation.
-	if err := e.UpdateIntent(ctx, "r3", exgate.IntentUnknown, http.StatusGatewayTimeout, []byte(`{}`)); err != nil {
+	if err := e.UpdateIntent(ctx, "r3", exgate.IntentOutcome{State: exgate.IntentUnknown, Answer: exgate.AnswerPending, Response: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	usage("1000", 2)
 	// r1 canceled after 2 filled: 400 of its 600 given back, no longer open.
-	if err := e.UpdateIntent(ctx, "r1", exgate.IntentFinal, http.StatusOK, orderJSON(t, exgate.OrderCanceled, "6", "2")); err != nil {
+	if err := e.UpdateIntent(ctx, "r1", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord, Response: orderJSON(t, exgate.OrderCanceled, "6", "2")}); err != nil {
 		t.Fatal(err)
 	}
 	usage("600", 1)
 	// r3 refused by the exchange: all of it given back.
-	if err := e.UpdateIntent(ctx, "r3", exgate.IntentFinal, http.StatusUnprocessableEntity, []byte(`{"code":"ORDER_REJECTED"}`)); err != nil {
+	if err := e.UpdateIntent(ctx, "r3", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerError, Response: []byte(`{"code":"ORDER_REJECTED"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	usage("200", 0)
 	// Recording the same answer again changes nothing.
-	if err := e.UpdateIntent(ctx, "r1", exgate.IntentFinal, http.StatusOK, orderJSON(t, exgate.OrderCanceled, "6", "2")); err != nil {
+	if err := e.UpdateIntent(ctx, "r1", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord, Response: orderJSON(t, exgate.OrderCanceled, "6", "2")}); err != nil {
 		t.Fatal(err)
 	}
 	usage("200", 0)
@@ -210,7 +209,7 @@ func (s suite) testRiskReservations(t *testing.T) {
 	if e, ok := errors.AsType[*exgate.Error](err); !ok || e.Risk == nil || e.Risk.Limit != exgate.LimitDailyWithdrawal || e.Risk.Value != "100" {
 		t.Fatalf("over the daily withdrawal: %v, want dailyWithdrawal 100", err)
 	}
-	if err := e.UpdateIntent(ctx, "w1", exgate.IntentFinal, http.StatusOK, []byte(`{"status":"failed"}`)); err != nil {
+	if err := e.UpdateIntent(ctx, "w1", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord, Response: []byte(`{"status":"failed"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if u, _ := e.RiskUsage(ctx, "k1", "2030-01-02"); !u.DailyWithdrawal.IsZero() {

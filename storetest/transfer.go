@@ -136,13 +136,13 @@ func (s suite) testExclusiveIntents(t *testing.T) {
 	if err := e.CreateIntent(ctx, other); err != nil {
 		t.Fatalf("an intent with another key: %v", err)
 	}
-	if err := e.UpdateIntent(ctx, "x-1", exgate.IntentUnknown, 504, []byte(`{}`)); err != nil {
+	if err := e.UpdateIntent(ctx, "x-1", exgate.IntentOutcome{State: exgate.IntentUnknown, Answer: exgate.AnswerPending, Response: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.CreateIntent(ctx, second); !errors.Is(err, exgate.ErrConflict) {
 		t.Fatalf("a second intent while the first is unknown: %v, want ErrConflict", err)
 	}
-	if err := e.UpdateIntent(ctx, "x-1", exgate.IntentFinal, 200, []byte(`{}`)); err != nil {
+	if err := e.UpdateIntent(ctx, "x-1", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord, Response: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.CreateIntent(ctx, second); err != nil {

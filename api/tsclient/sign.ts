@@ -3,7 +3,10 @@
 // (api/openapi.yaml, "Signing"): for a GET the raw query as sent, for a POST
 // the JSON body's members in order as name=value (a string's decoded content,
 // a number's literal text), joined by '&'. It adds a `timestamp` when the
-// request has none, then the HMAC-SHA256 `signature` last.
+// request has none (the gateway requires one on every request, GETs
+// included), then the HMAC-SHA256 `signature` last. Its timestamps strictly
+// increase, so that two identical requests in one millisecond do not share
+// a signature (the gateway accepts a signature once).
 import { createHmac } from "node:crypto";
 import type { Middleware } from "openapi-fetch";
 
@@ -16,6 +19,11 @@ export interface Credentials {
 
 export function signingMiddleware(c: Credentials): Middleware {
   const now = c.now ?? Date.now;
+  let last = 0;
+  const stamp = (): number => {
+    last = Math.max(now(), last + 1);
+    return last;
+  };
   const hmac = (params: string) => createHmac("sha256", c.secret).update(params).digest("hex");
   return {
     async onRequest({ request }) {
@@ -26,14 +34,14 @@ export function signingMiddleware(c: Credentials): Middleware {
       if (request.method === "GET" || request.method === "HEAD") {
         const pairs = url.search.replace(/^\?/, "").split("&")
           .filter((p) => p !== "" && !p.startsWith("signature="));
-        if (!pairs.some((p) => p.startsWith("timestamp="))) pairs.push(`timestamp=${now()}`);
+        if (!pairs.some((p) => p.startsWith("timestamp="))) pairs.push(`timestamp=${stamp()}`);
         const params = pairs.join("&");
         url.search = `${params}${params ? "&" : ""}signature=${hmac(params)}`;
         return new Request(url, { method: request.method, headers, signal: request.signal });
       }
       const members = flatMembers(await request.text()).filter((m) => m.name !== "signature");
       if (!members.some((m) => m.name === "timestamp")) {
-        const ts = String(now());
+        const ts = String(stamp());
         members.push({ name: "timestamp", json: ts, value: ts });
       }
       const sig = hmac(members.map((m) => `${m.name}=${m.value}`).join("&"));

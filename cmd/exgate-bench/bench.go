@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -76,6 +77,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	overhead := fs.Bool("overhead", false, "measure only what metrics and the audit trail cost: the gateway without and with them, side by side")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (load tool, proxy, gateway and upstream) to this file")
 	databaseURL := fs.String("database-url", "", "postgres://… (with search_path set to a schema of its own) to give the gateways a PostgreSQL store instead of SQLite in a temporary directory")
+	syncDir := fs.String("sync-dir", "", "a directory on the store's disk, where the order routes measure fdatasync (default: the SQLite store's temporary directory; give PostgreSQL's data directory's disk when it is another)")
 	route := fs.String("route", "klines", "what to measure: klines (signed GET recent-klines), market (POST /v1/order/market) or limit (POST /v1/order/limit)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -174,6 +176,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			route: *route, conc: *conc, dur: *dur, rounds: *rounds,
 			upstream: up.URL, accounts: accounts,
 			proxyURL: proxyURL, gatewayURL: gwURL, keys: gwKeys,
+			syncDir: cmp.Or(*syncDir, dataDir),
 		}, stdout, stderr)
 	}
 	fullURL, fullKey, stopFull, err := startGateway(false, 0, -1, dataDir+"/full")

@@ -77,7 +77,7 @@ func addClientFlags(fs *flag.FlagSet, getenv func(string) string) *clientFlags {
 		apiKey:      fs.String("api-key", getenv("EXGATE_API_KEY"), "client API key (env EXGATE_API_KEY)"),
 		secret:      fs.String("secret-key", getenv("EXGATE_SECRET_KEY"), "client secret key (env EXGATE_SECRET_KEY)"),
 		exchangeKey: fs.String("exchange-key", getenv("EXGATE_EXCHANGE_KEY"), "exchange key name (env EXGATE_EXCHANGE_KEY)"),
-		timestamps:  fs.Bool("timestamp", false, "add a signed timestamp and recvWindow to GETs too (a POST and the stream handshake always carry a timestamp)"),
+		timestamps:  fs.Bool("timestamp", true, "kept for scripts that pass it: every request carries a signed timestamp and recvWindow unless --legacy-signing"),
 		legacy:      fs.Bool("legacy-signing", false, "sign without a timestamp, even a POST, for a key created with --legacy-signing"),
 		timeout:     fs.Duration("timeout", 30*time.Second, "request timeout (for stream: of the handshake)"),
 	}
@@ -89,9 +89,7 @@ func (f *clientFlags) client(cmd string) (*client.Client, error) {
 		return nil, fmt.Errorf("%s: the API key and secret key are required (EXGATE_API_KEY, EXGATE_SECRET_KEY or --api-key, --secret-key)", cmd)
 	}
 	opts := []client.Option{client.WithHTTPClient(&http.Client{Timeout: *f.timeout})}
-	if *f.timestamps {
-		opts = append(opts, client.WithTimestamps(time.Now, 5*time.Second))
-	}
+	opts = append(opts, client.WithTimestamps(time.Now, 5*time.Second))
 	if *f.legacy {
 		opts = append(opts, client.WithLegacySigning())
 	}

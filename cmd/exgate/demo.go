@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/client"
@@ -60,9 +62,13 @@ func ensureDemo(ctx context.Context, st exgate.Store) (exgate.ClientKey, exgate.
 	return key, cred, nil
 }
 
+// demoRecvWindow is the receive window of demo's curl command: the
+// gateway's longest, in milliseconds (docs/contract.md 2.1).
+const demoRecvWindow = 60000
+
 // printDemo ensures the demo keys and prints them, the sim balances and a
 // curl command that fetches the balances, signature included.
-func printDemo(ctx context.Context, st exgate.Store, simEx exgate.Exchange, w io.Writer, baseURL string) error {
+func printDemo(ctx context.Context, st exgate.Store, simEx exgate.Exchange, w io.Writer, baseURL string, now func() time.Time) error {
 	key, cred, err := ensureDemo(ctx, st)
 	if err != nil {
 		return err
@@ -79,11 +85,15 @@ func printDemo(ctx context.Context, st exgate.Store, simEx exgate.Exchange, w io
 	for _, bal := range bals {
 		fmt.Fprintf(&b, "  %-6s %s\n", bal.Asset, bal.Available.String())
 	}
-	sig := client.Sign(key.Secret, "")
-	fmt.Fprintf(&b, "\nFetch them from another terminal (the signature is HMAC-SHA256 of the empty parameter string):\n\n")
-	fmt.Fprintf(&b, "curl -s -H 'X-API-KEY: %s' -H 'X-API-EXCHANGE-KEY: %s' \\\n  '%s/v1/wallet/account-balance?signature=%s'\n\n",
-		key.APIKey, cred.Name, baseURL, sig)
-	fmt.Fprintf(&b, "Or paste the four exports above and run (call signs a timestamp into every POST, which the gateway requires):\n\n  go run ./cmd/exgate call POST /v1/order/market asset1=BTC asset2=USDT side=BUY quantity=100 quantityIn=asset2\n\n")
+	// The gateway requires a signed timestamp on every request
+	// (docs/contract.md 2.1): the command carries one with the longest
+	// receive window, so it works for a minute after it is printed.
+	params := "timestamp=" + strconv.FormatInt(now().UnixMilli(), 10) + "&recvWindow=" + strconv.Itoa(demoRecvWindow)
+	sig := client.Sign(key.Secret, params)
+	fmt.Fprintf(&b, "\nFetch them from another terminal within a minute (the signature is HMAC-SHA256 of %q):\n\n", params)
+	fmt.Fprintf(&b, "curl -s -H 'X-API-KEY: %s' -H 'X-API-EXCHANGE-KEY: %s' \\\n  '%s/v1/wallet/account-balance?%s&signature=%s'\n\n",
+		key.APIKey, cred.Name, baseURL, params, sig)
+	fmt.Fprintf(&b, "Or paste the four exports above and run (call signs a fresh timestamp into every request, which the gateway requires):\n\n  go run ./cmd/exgate call GET /v1/wallet/account-balance\n  go run ./cmd/exgate call POST /v1/order/market asset1=BTC asset2=USDT side=BUY quantity=100 quantityIn=asset2\n\n")
 	_, err = io.WriteString(w, b.String())
 	return err
 }

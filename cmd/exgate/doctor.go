@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/exgate/exgate"
@@ -71,11 +72,12 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	} else {
 		defer state.Close()
 		if cfg.RedisURL == "" {
-			d.ok("redis", "not configured: limits and the replay guard are in process (one instance)")
+			d.ok("redis", "not configured")
 		} else {
 			d.ok("redis", "reachable")
 		}
 	}
+	d.checkSharedState(ctx, cfg, st)
 	if state == nil {
 		// The exchanges are still checked, on in-process state.
 		cfg.RedisURL = ""
@@ -110,6 +112,56 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		return fmt.Errorf("doctor: %d check(s) failed", d.fails)
 	}
 	return nil
+}
+
+// checkSharedState says how instances on this configuration share their
+// state, and whether the instances live on the store can run together
+// (docs/contract.md section 4).
+func (d *doctor) checkSharedState(ctx context.Context, cfg *gateway.Config, st exgate.Store) {
+	const what = "shared state"
+	now := time.Now()
+	var live []exgate.Instance
+	err := checkWithin(ctx, func(ctx context.Context) error {
+		var err error
+		live, err = st.LiveInstances(ctx, now.Add(-exgate.InstanceLiveFor))
+		return err
+	})
+	if err != nil {
+		d.fail(what, "the instances' heartbeats cannot be read: %v", err)
+		return
+	}
+	desc := liveText(live, now)
+	mode, err := cfg.SharedStateMode()
+	if err != nil {
+		d.fail(what, "serve would refuse to start: %v; %s", err, desc)
+		return
+	}
+	inProcess := 0
+	for _, in := range live {
+		if in.Single {
+			inProcess++
+		}
+	}
+	switch {
+	case inProcess > 0 && len(live) > 1:
+		d.fail(what, "%d of the live instances keep their replay guard in process, yet %s: they would accept each other's replays", inProcess, desc)
+	case mode == gateway.ModeRedis:
+		d.ok(what, "Redis: rate limits, the replay guard and exchange pacing are shared by every instance; %s", desc)
+	default:
+		d.ok(what, "in process (--single-instance or SQLite): this must be the only instance on the store, and serve refuses to start while another is live; %s", desc)
+	}
+}
+
+// liveText says how many instances are live on the store, and which.
+func liveText(live []exgate.Instance, now time.Time) string {
+	if len(live) == 0 {
+		return "no instance is live on the store"
+	}
+	parts := make([]string, len(live))
+	for i, in := range live {
+		parts[i] = fmt.Sprintf("%s pid %d (%s, heartbeat %s ago)", in.Host, in.PID, in.SharedState, now.Sub(in.HeartbeatAt).Round(time.Second))
+	}
+	return fmt.Sprintf("%d instance(s) live on the store: %s", len(live), strings.Join(parts, ", "))
 }
 
 // checkWithin runs check with doctorCheckTimeout.

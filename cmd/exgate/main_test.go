@@ -97,6 +97,7 @@ func TestDemo(t *testing.T) {
 	m := waitFor(t, out, curlRe, errc)
 	waitFor(t, out, regexp.MustCompile(`exgate listening`), errc)
 	checkConsoleLink(t, waitFor(t, out, regexp.MustCompile(`(http://127\.0\.0\.1:\d+)/login\?token=\S+`), errc)[0])
+	pasted := false
 	if path, err := exec.LookPath("curl"); err == nil {
 		// Paste it as a user would.
 		cmdText := m[0]
@@ -105,6 +106,7 @@ func TestDemo(t *testing.T) {
 			t.Fatalf("%s: %v", path, err)
 		}
 		checkDemoBalances(t, got)
+		pasted = true
 	}
 	req, _ := http.NewRequestWithContext(t.Context(), "GET", m[3], nil)
 	req.Header.Set("X-API-KEY", m[1])
@@ -115,10 +117,19 @@ func TestDemo(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 {
+	if pasted {
+		// The command carries a signed timestamp: it reads once
+		// (docs/contract.md 2.1).
+		if resp.StatusCode != 401 || !strings.Contains(string(body), "REPLAYED_REQUEST") {
+			t.Fatalf("the pasted command sent again: %d %s; want 401 REPLAYED_REQUEST", resp.StatusCode, body)
+		}
+		body = nil
+	} else if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
-	checkDemoBalances(t, body)
+	if !pasted {
+		checkDemoBalances(t, body)
+	}
 
 	// exgate call with the printed variables.
 	env := map[string]string{}

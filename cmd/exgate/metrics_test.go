@@ -90,7 +90,10 @@ func TestMetricsEndpoint(t *testing.T) {
 		`exgate_journal_intents_total{kind="order",state="submitting"} 1`,
 		`exgate_journal_intents_total{kind="order",state="final"} 1`,
 		`exgate_journal_reconcile_backlog 0`,
-		`exgate_replay_guard_signatures 3`, // the order's and the two stream handshakes' timestamped signatures
+		// Every request carries a signed timestamp: two order books, the
+		// klines, the order book refused with 429 (its claim kept for
+		// a retry as itself), the order and the two stream handshakes.
+		`exgate_replay_guard_signatures 7`,
 		`exgate_stream_connections{kind="websocket"} 2`,
 		`exgate_stream_connections{kind="in_process"} 0`,
 		`exgate_stream_subscriptions{channel="book",exchange="binance"} 2`,

@@ -46,6 +46,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer state.Close()
+	// The instance's heartbeat in the store: PostgreSQL without Redis
+	// starts only with --single-instance, and an instance in process only
+	// while no other is live on the store (docs/contract.md section 4).
+	stopInstance, err := gateway.StartInstance(ctx, cfg, st, log)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer stopInstance()
 
 	var m *metrics.Metrics
 	if cfg.MetricsAddr != "" || cfg.ConsoleAddr != "" {
@@ -97,7 +105,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	if demo {
-		err := printDemo(ctx, st, g.Exchanges[sim.Name], stdout, "http://"+ln.Addr().String())
+		err := printDemo(ctx, st, g.Exchanges[sim.Name], stdout, "http://"+ln.Addr().String(), time.Now)
 		if err == nil && cln != nil {
 			err = printConsoleLogin(ctx, st, cfg, cln.Addr(), stdout)
 		}
@@ -148,7 +156,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	// The audit records of the last answers, before the store closes.
+	// The outcomes and audit records of the last answers, before the
+	// store closes.
+	if err := jr.Drain(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
 	if err := handler.Drain(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -163,10 +175,8 @@ func storeName(c *gateway.Config) string {
 }
 
 func stateName(c *gateway.Config) string {
-	if c.RedisURL != "" {
-		return "redis"
-	}
-	return "in-process"
+	mode, _ := c.SharedStateMode()
+	return mode
 }
 
 // sameAddr reports whether two listeners' addresses are the same.

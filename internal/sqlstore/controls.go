@@ -140,9 +140,10 @@ func (s *Store) AppendAudit(ctx context.Context, e exgate.AuditEntry) (exgate.Au
 }
 
 // AppendAudits implements exgate.Store: the entries in one transaction, in
-// order; none is written when one is invalid.
+// order; none is written when one is invalid. The write joins the next
+// batch of the journal's writes (journalLater).
 func (s *Store) AppendAudits(ctx context.Context, es []exgate.AuditEntry) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.journalLater(ctx, func(tx *sql.Tx) error {
 		for i := range es {
 			if err := s.insertAudit(ctx, tx, &es[i]); err != nil {
 				return err
@@ -155,6 +156,11 @@ func (s *Store) AppendAudits(ctx context.Context, es []exgate.AuditEntry) error 
 	}
 	return nil
 }
+
+// insertAuditSQL writes one audit record and returns its seq.
+const insertAuditSQL = `INSERT INTO audit_log
+	(at, actor, action, api_key, exchange_key, details, status, code, intent_id, request_id, remote)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`
 
 // insertAudit writes e and sets its Seq and Time.
 func (s *Store) insertAudit(ctx context.Context, tx *sql.Tx, e *exgate.AuditEntry) error {
@@ -173,9 +179,7 @@ func (s *Store) insertAudit(ctx context.Context, tx *sql.Tx, e *exgate.AuditEntr
 		}
 		details = string(b)
 	}
-	return tx.QueryRowContext(ctx, `INSERT INTO audit_log
-		(at, actor, action, api_key, exchange_key, details, status, code, intent_id, request_id, remote)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`,
+	return s.txQueryRow(ctx, tx, insertAuditSQL,
 		unixNano(e.Time), e.Actor, e.Action, e.APIKey, e.ExchangeKey, details, e.Status, e.Code,
 		e.IntentID, e.RequestID, e.Remote).Scan(&e.Seq)
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/exgate/exgate"
 )
 
 // groupDB opens a SQLite file with one write connection, as package
@@ -126,7 +128,7 @@ func TestGroupCommit(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			db := groupDB(t)
-			g := &groupCommit{db: db}
+			g := newGroupCommit(db, true)
 			started, release := make(chan struct{}), make(chan struct{})
 			firstDone := make(chan error, 1)
 			go func() {
@@ -173,7 +175,7 @@ func TestGroupCommit(t *testing.T) {
 
 func TestGroupCommitCanceledCaller(t *testing.T) {
 	db := groupDB(t)
-	g := &groupCommit{db: db}
+	g := newGroupCommit(db, true)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if err := g.do(ctx, insert("x")); !errors.Is(err, context.Canceled) {
@@ -184,5 +186,137 @@ func TestGroupCommitCanceledCaller(t *testing.T) {
 	}
 	if got := keys(t, db); !slices.Equal(got, []string{"y"}) {
 		t.Errorf("rows %v, want [y]", got)
+	}
+}
+
+// waitDeferred waits until n works wait for a batch to join.
+func waitDeferred(t *testing.T, g *groupCommit, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g.mu.Lock()
+		got := len(g.deferred)
+		g.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d works deferred, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestGroupCommitLater: deferred work joins the next batch a caller runs
+// (one commit for both), and is committed alone when none comes within
+// the linger.
+func TestGroupCommitLater(t *testing.T) {
+	t.Run("joins the next batch", func(t *testing.T) {
+		db := groupDB(t)
+		g := newGroupCommit(db, true)
+		g.linger = time.Hour // only a batch can take it
+		done := make(chan error, 1)
+		go func() { done <- g.later(t.Context(), insert("outcome")) }()
+		waitDeferred(t, g, 1)
+		if err := g.do(t.Context(), insert("intent")); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("deferred work: %v", err)
+		}
+		if g.batches != 1 {
+			t.Errorf("%d transactions, want 1 for both", g.batches)
+		}
+		if got := keys(t, db); !slices.Equal(got, []string{"intent", "outcome"}) {
+			t.Errorf("rows %v", got)
+		}
+	})
+	t.Run("alone after the linger", func(t *testing.T) {
+		db := groupDB(t)
+		g := newGroupCommit(db, true)
+		g.linger = time.Millisecond
+		if err := g.later(t.Context(), insert("outcome")); err != nil {
+			t.Fatal(err)
+		}
+		if got := keys(t, db); !slices.Equal(got, []string{"outcome"}) || g.batches != 1 {
+			t.Errorf("rows %v in %d transactions", got, g.batches)
+		}
+	})
+	t.Run("deferred while a batch runs", func(t *testing.T) {
+		db := groupDB(t)
+		g := newGroupCommit(db, true)
+		g.linger = time.Millisecond
+		started, release := make(chan struct{}), make(chan struct{})
+		first := make(chan error, 1)
+		go func() {
+			first <- g.do(t.Context(), func(tx *sql.Tx) error {
+				close(started)
+				<-release
+				return insert("first")(tx)
+			})
+		}()
+		<-started
+		done := make(chan error, 1)
+		go func() { done <- g.later(t.Context(), insert("outcome")) }()
+		waitDeferred(t, g, 1)
+		close(release)
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		// Nobody else comes: the leader arms the timer as it leaves.
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if got := keys(t, db); !slices.Equal(got, []string{"first", "outcome"}) {
+			t.Errorf("rows %v", got)
+		}
+	})
+}
+
+// TestGroupCommitWithoutSavepoints: without savepoints (PostgreSQL), a
+// clean failure (no row affected) leaves the batch alone; any other
+// failure rolls the batch back and each work is run again alone, so that
+// only the failing caller fails.
+func TestGroupCommitWithoutSavepoints(t *testing.T) {
+	db := groupDB(t)
+	if _, err := db.Exec(`INSERT INTO t (k) VALUES ('taken')`); err != nil {
+		t.Fatal(err)
+	}
+	g := newGroupCommit(db, false)
+	started, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- g.do(t.Context(), func(tx *sql.Tx) error {
+			close(started)
+			<-release
+			return insert("first")(tx)
+		})
+	}()
+	<-started
+	works := []func(tx *sql.Tx) error{
+		insert("a"),
+		insert("taken"), // a hard failure: the primary key
+		func(tx *sql.Tx) error {
+			return execOne(t.Context(), tx, exgate.ErrNotFound, `UPDATE t SET k = 'x' WHERE k = 'none'`)
+		},
+		insert("c"),
+	}
+	results := make([]error, len(works))
+	var wg sync.WaitGroup
+	for i, w := range works {
+		wg.Add(1)
+		go func() { defer wg.Done(); results[i] = g.do(t.Context(), w) }()
+		queued(t, g, i+1)
+	}
+	close(release)
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if results[0] != nil || results[1] == nil || !errors.Is(results[2], exgate.ErrNotFound) || results[3] != nil {
+		t.Errorf("results %v; want nil, the conflict, not found, nil", results)
+	}
+	if got := keys(t, db); !slices.Equal(got, []string{"a", "c", "first", "taken"}) {
+		t.Errorf("rows %v", got)
 	}
 }

@@ -12,9 +12,14 @@ import (
 
 // intentColumns is the column list scanIntent reads.
 const intentColumns = `id, kind, client_api_key, credential_id, credential_name, exchange, client_ref,
-	fingerprint, request, state, status, response, created_at, updated_at, next_due, attempts`
+	fingerprint, request, state, answer, response, created_at, updated_at, next_due, attempts`
 
-// CreateIntent implements exgate.Store.
+// insertIntent records a new intent; a duplicate inserts nothing.
+const insertIntent = `INSERT INTO intents (` + intentColumns + `, exclusive)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO NOTHING`
+
+// CreateIntent implements exgate.Store: on a store that batches the
+// journal's writes, concurrent intents share one synced commit.
 func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 	if in.ID == "" {
 		return s.fail("create intent", errors.New("empty id"))
@@ -29,11 +34,10 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 		in.NextDue = in.CreatedAt
 	}
 	// exclusive is written, never read back (exgate.Intent.Exclusive).
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		err := execOne(ctx, tx, exgate.ErrConflict, `INSERT INTO intents (`+intentColumns+`, exclusive)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO NOTHING`,
+	err := s.journalTx(ctx, func(tx *sql.Tx) error {
+		err := s.execStmt(ctx, tx, exgate.ErrConflict, insertIntent,
 			in.ID, string(in.Kind), in.ClientAPIKey, in.CredentialID, in.CredentialName, in.Exchange,
-			in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), in.Status,
+			in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), string(in.Answer),
 			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts,
 			in.Exclusive)
 		if err != nil || in.Risk == nil {
@@ -53,7 +57,7 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 
 // Intent implements exgate.Store.
 func (s *Store) Intent(ctx context.Context, id string) (exgate.Intent, error) {
-	in, err := scanIntent(s.read.QueryRowContext(ctx,
+	in, err := scanIntent(s.readRow(ctx,
 		`SELECT `+intentColumns+` FROM intents WHERE id = $1`, id))
 	if err != nil {
 		return exgate.Intent{}, s.fail("intent "+id, noRow(err))
@@ -66,7 +70,7 @@ func (s *Store) IntentByClientRef(ctx context.Context, apiKey string, kind exgat
 	if ref == "" {
 		return exgate.Intent{}, s.fail("intent by empty client id", exgate.ErrNotFound)
 	}
-	in, err := scanIntent(s.read.QueryRowContext(ctx, `SELECT `+intentColumns+` FROM intents
+	in, err := scanIntent(s.readRow(ctx, `SELECT `+intentColumns+` FROM intents
 		WHERE client_api_key = $1 AND kind = $2 AND client_ref = $3 AND client_ref <> ''`,
 		apiKey, string(kind), ref))
 	if err != nil {
@@ -76,22 +80,48 @@ func (s *Store) IntentByClientRef(ctx context.Context, apiKey string, kind exgat
 }
 
 // UpdateIntent implements exgate.Store.
-func (s *Store) UpdateIntent(ctx context.Context, id string, state exgate.IntentState, status int, response []byte) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		err := execOne(ctx, tx, exgate.ErrNotFound,
-			`UPDATE intents SET state = $1, status = $2, response = $3, updated_at = $4 WHERE id = $5`,
-			string(state), status, nilIfEmpty(response), unixNano(s.now()), id)
-		if err != nil {
-			return err
-		}
-		// The answer settles the intent's risk reservation, if any (risk.go).
-		return s.settleRisk(ctx, tx, id, state, status, response)
-	})
-	if err != nil {
+func (s *Store) UpdateIntent(ctx context.Context, id string, o exgate.IntentOutcome) error {
+	if err := s.journalTx(ctx, s.updateIntent(ctx, id, o)); err != nil {
 		return s.fail("update intent "+id, err)
 	}
 	return nil
 }
+
+// RecordOutcome implements exgate.Store: the update waits for the next
+// batch of writes, or for a short while when none comes (groupcommit.go).
+func (s *Store) RecordOutcome(ctx context.Context, id string, o exgate.IntentOutcome) error {
+	if err := s.journalLater(ctx, s.updateIntent(ctx, id, o)); err != nil {
+		return s.fail("record outcome of intent "+id, err)
+	}
+	return nil
+}
+
+// updateIntent is the work of UpdateIntent and RecordOutcome: the
+// outcome, and the settlement of the intent's risk reservation, if any,
+// for that answer (risk.go).
+func (s *Store) updateIntent(ctx context.Context, id string, o exgate.IntentOutcome) func(tx *sql.Tx) error {
+	return func(tx *sql.Tx) error {
+		var err error
+		if o.NextDue.IsZero() {
+			err = s.execStmt(ctx, tx, exgate.ErrNotFound, updateIntentSQL,
+				string(o.State), string(o.Answer), nilIfEmpty(o.Response), unixNano(s.now()), id)
+		} else {
+			err = s.execStmt(ctx, tx, exgate.ErrNotFound, updateIntentDueSQL,
+				string(o.State), string(o.Answer), nilIfEmpty(o.Response), unixNano(s.now()), unixNano(o.NextDue), id)
+		}
+		if err != nil {
+			return err
+		}
+		return s.settleRisk(ctx, tx, id, o.State, o.Answer, o.Response)
+	}
+}
+
+// The statements of UpdateIntent, RecordOutcome and ScheduleIntent.
+const (
+	updateIntentSQL    = `UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4 WHERE id = $5`
+	updateIntentDueSQL = `UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4, next_due = $5 WHERE id = $6`
+	scheduleIntentSQL  = `UPDATE intents SET next_due = $1, attempts = $2 WHERE id = $3`
+)
 
 // UnfinishedIntents implements exgate.Store.
 func (s *Store) UnfinishedIntents(ctx context.Context, limit int) ([]exgate.Intent, error) {
@@ -123,8 +153,9 @@ func (s *Store) DueIntents(ctx context.Context, now time.Time, limit int) ([]exg
 
 // ScheduleIntent implements exgate.Store.
 func (s *Store) ScheduleIntent(ctx context.Context, id string, next time.Time, attempts int) error {
-	err := s.exec(ctx, exgate.ErrNotFound, `UPDATE intents SET next_due = $1, attempts = $2 WHERE id = $3`,
-		unixNano(next), attempts, id)
+	err := s.journalTx(ctx, func(tx *sql.Tx) error {
+		return s.execStmt(ctx, tx, exgate.ErrNotFound, scheduleIntentSQL, unixNano(next), attempts, id)
+	})
 	if err != nil {
 		return s.fail("schedule intent "+id, err)
 	}
@@ -136,16 +167,18 @@ func scanIntent(row interface{ Scan(...any) error }) (exgate.Intent, error) {
 	var (
 		in               exgate.Intent
 		kind, state      string
+		answer           string
 		created, updated int64
 		due              int64
 	)
 	err := row.Scan(&in.ID, &kind, &in.ClientAPIKey, &in.CredentialID, &in.CredentialName, &in.Exchange,
-		&in.ClientRef, &in.Fingerprint, &in.Request, &state, &in.Status, &in.Response, &created, &updated, &due, &in.Attempts)
+		&in.ClientRef, &in.Fingerprint, &in.Request, &state, &answer, &in.Response, &created, &updated, &due, &in.Attempts)
 	if err != nil {
 		return exgate.Intent{}, err
 	}
 	in.Kind = exgate.IntentKind(kind)
 	in.State = exgate.IntentState(state)
+	in.Answer = exgate.IntentAnswer(answer)
 	in.Request = nilIfEmpty(in.Request)
 	in.Response = nilIfEmpty(in.Response)
 	in.CreatedAt = fromUnixNano(created)

@@ -51,7 +51,7 @@ func (s *Store) ClientKey(ctx context.Context, apiKey string) (exgate.ClientKey,
 		created int64
 		revoked *int64
 	)
-	err := s.read.QueryRowContext(ctx,
+	err := s.readRow(ctx,
 		`SELECT secret, label, created_at, revoked_at, legacy_signing FROM client_keys WHERE api_key = $1`, apiKey,
 	).Scan(&sealed, &k.Label, &created, &revoked, &k.LegacySigning)
 	if err != nil {
@@ -157,7 +157,7 @@ func (s *Store) Credential(ctx context.Context, apiKey, name string) (exgate.Cre
 		created            int64
 	)
 	what := fmt.Sprintf("credential %q", name)
-	err := s.read.QueryRowContext(ctx, `SELECT id, exchange, exchange_key, secret, passphrase, permissions, created_at, paper, paper_balances
+	err := s.readRow(ctx, `SELECT id, exchange, exchange_key, secret, passphrase, permissions, created_at, paper, paper_balances
 		FROM credentials WHERE client_api_key = $1 AND name = $2`, apiKey, name,
 	).Scan(&c.ID, &c.Exchange, &c.Key, &secret, &passphrase, &perms, &created, &c.Paper, &balances)
 	if err != nil {

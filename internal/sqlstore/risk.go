@@ -117,11 +117,15 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// reservationKeySQL finds whether an intent has a reservation: run with
+// every outcome the journal records.
+const reservationKeySQL = `SELECT api_key FROM risk_reservations WHERE intent_id = $1`
+
 // settleRisk settles the reservation of an intent, if it has one, for the
 // answer UpdateIntent records.
-func (s *Store) settleRisk(ctx context.Context, tx *sql.Tx, id string, state exgate.IntentState, status int, response []byte) error {
+func (s *Store) settleRisk(ctx context.Context, tx *sql.Tx, id string, state exgate.IntentState, answer exgate.IntentAnswer, response []byte) error {
 	var apiKey string
-	err := tx.QueryRowContext(ctx, `SELECT api_key FROM risk_reservations WHERE intent_id = $1`, id).Scan(&apiKey)
+	err := s.txQueryRow(ctx, tx, reservationKeySQL, id).Scan(&apiKey)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -150,7 +154,7 @@ func (s *Store) settleRisk(ctx context.Context, tx *sql.Tx, id string, state exg
 	}
 	r.Open = open == 1
 	k := exgate.IntentKind(kind)
-	newCharge, newOpen, known := exgate.SettleRisk(k, r, state, status, response)
+	newCharge, newOpen, known := exgate.SettleRisk(k, r, state, answer, response)
 	if !known || (newCharge.Equal(r.Notional) && newOpen == r.Open) {
 		return nil
 	}

@@ -42,6 +42,16 @@ type Dialect struct {
 	// savepoint, with one commit (groupcommit.go): for a database with a
 	// single writer whose every commit is synced to disk (SQLite).
 	GroupCommit bool
+	// JournalGroupCommit runs the journal's writes (intents, their
+	// outcomes, the audit records) of concurrent callers as one
+	// transaction without savepoints, each a single statement, with one
+	// commit: for a database with concurrent writers where each commit
+	// costs a flush of its log and each statement a round trip
+	// (PostgreSQL). GroupCommit covers the journal already.
+	JournalGroupCommit bool
+	// CacheStatements keeps the store's frequent statements prepared,
+	// for a driver that keeps none itself (stmts.go).
+	CacheStatements bool
 }
 
 // Types are the column types the schema (migrations/*.sql) names by
@@ -88,6 +98,11 @@ type Store struct {
 	box   *secretbox.Box
 	// group, when set, batches the write transactions (Dialect.GroupCommit).
 	group *groupCommit
+	// journal, when set, batches the journal's writes: group, or one of
+	// their own (Dialect.JournalGroupCommit).
+	journal *groupCommit
+	// stmts, when set, keeps statements prepared (Dialect.CacheStatements).
+	stmts *stmtCache
 }
 
 var _ exgate.Store = (*Store)(nil)
@@ -102,14 +117,23 @@ func New(d Dialect, write, read *sql.DB, masterKey []byte) (*Store, error) {
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
 	s := &Store{d: d, write: write, read: read, box: box}
-	if d.GroupCommit {
-		s.group = &groupCommit{db: write}
+	if d.CacheStatements {
+		s.stmts = &stmtCache{}
+	}
+	switch {
+	case d.GroupCommit:
+		s.group = newGroupCommit(write, true)
+		s.group.stmts = s.stmts
+		s.journal = s.group
+	case d.JournalGroupCommit:
+		s.journal = newGroupCommit(write, false)
 	}
 	return s, nil
 }
 
 // Close closes the database connections.
 func (s *Store) Close() error {
+	s.stmts.close()
 	if s.read == s.write {
 		return s.write.Close()
 	}
@@ -143,7 +167,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if s.d.LockMigrations != "" {
 			if _, err := tx.ExecContext(ctx, s.d.LockMigrations); err != nil {
 				return fmt.Errorf("lock migrations: %w", err)
@@ -175,6 +199,10 @@ func (s *Store) Migrate(ctx context.Context) error {
 		}
 		return nil
 	})
+	if err == nil && s.stmts != nil {
+		s.stmts.prepareWrites(ctx, s.write)
+	}
+	return err
 }
 
 func (s *Store) now() time.Time {
@@ -210,6 +238,26 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
+// journalTx runs fn, one statement of the journal (see
+// Dialect.JournalGroupCommit), in a write transaction that may be shared
+// with other callers'.
+func (s *Store) journalTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.journal != nil {
+		return s.journal.do(ctx, fn)
+	}
+	return s.inTx(ctx, fn)
+}
+
+// journalLater is journalTx for a write nobody waits on: it joins the
+// next transaction anyone commits, or is committed alone after a few
+// milliseconds (groupcommit.go).
+func (s *Store) journalLater(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.journal != nil {
+		return s.journal.later(ctx, fn)
+	}
+	return s.inTx(ctx, fn)
+}
+
 // exec runs a statement in a write transaction of its own and maps no
 // row affected to none: exgate.ErrConflict for an INSERT ... ON CONFLICT
 // DO NOTHING that inserted nothing, exgate.ErrNotFound for an UPDATE or
@@ -220,12 +268,27 @@ func (s *Store) exec(ctx context.Context, none error, query string, args ...any)
 	})
 }
 
+// execStmt is execOne with the statement prepared when it is kept
+// (stmts.go).
+func (s *Store) execStmt(ctx context.Context, tx *sql.Tx, none error, query string, args ...any) error {
+	res, err := s.txExec(ctx, tx, query, args...)
+	if err != nil {
+		return err
+	}
+	return rowsOrNone(res, none)
+}
+
 // execOne runs a statement in tx and returns none when it affected no row.
 func execOne(ctx context.Context, tx *sql.Tx, none error, query string, args ...any) error {
 	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
+	return rowsOrNone(res, none)
+}
+
+// rowsOrNone returns none when res affected no row.
+func rowsOrNone(res sql.Result, none error) error {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return err

@@ -31,7 +31,10 @@ type Config struct {
 	DataDir     string
 	DatabaseURL string
 	RedisURL    string
-	MasterKey   string
+	// SingleInstance: this is the only instance on its store, its replay
+	// guard and limits in process (PostgreSQL without Redis needs it).
+	SingleInstance bool
+	MasterKey      string
 	// ExchangeSettings are each adapter's settings by exchange and
 	// setting name (exchange.Setting): --<exchange>-<setting>, else
 	// EXGATE_<EXCHANGE>_<SETTING>, else its default. A setting left out
@@ -109,6 +112,7 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 	if server {
 		fs.StringVar(&c.Addr, "addr", env("EXGATE_ADDR", "127.0.0.1:8080"), "listen address (env EXGATE_ADDR)")
 		fs.StringVar(&c.RedisURL, "redis-url", env("EXGATE_REDIS_URL", ""), "redis://… to share limits, replay guard and nonces between instances (env EXGATE_REDIS_URL)")
+		fs.BoolVar(&c.SingleInstance, "single-instance", envBool("EXGATE_SINGLE_INSTANCE", false), "this is the only instance on its PostgreSQL store: run without Redis, refusing to start while another instance is live there (env EXGATE_SINGLE_INSTANCE)")
 		c.ExchangeSettings = map[string]exchange.Settings{}
 		for _, a := range adapters() {
 			values := exchange.Settings{}
@@ -122,7 +126,7 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 				fs.Var(settingFlag{values, st.Name}, a.Flag(st), st.Help+" (env "+name+")")
 			}
 		}
-		fs.BoolVar(&c.RequireTimestamp, "require-timestamp", envBool("EXGATE_REQUIRE_TIMESTAMP", false), "refuse signed requests without a timestamp parameter (env EXGATE_REQUIRE_TIMESTAMP)")
+		fs.BoolVar(&c.RequireTimestamp, "require-timestamp", envBool("EXGATE_REQUIRE_TIMESTAMP", true), "refuse signed requests without a timestamp parameter; false lets GETs go without one, so a captured GET reads forever (env EXGATE_REQUIRE_TIMESTAMP)")
 		fs.IntVar(&c.ClientRate, "client-rate-limit", envInt("EXGATE_CLIENT_RATE_LIMIT", 50), "requests per second allowed to each client key, 0 for none (env EXGATE_CLIENT_RATE_LIMIT)")
 		fs.IntVar(&c.ClientBurst, "client-burst", envInt("EXGATE_CLIENT_BURST", 100), "burst allowed to each client key (env EXGATE_CLIENT_BURST)")
 		fs.StringVar(&c.PprofAddr, "pprof-addr", env("EXGATE_PPROF_ADDR", ""), "serve net/http/pprof on this address; off when empty (env EXGATE_PPROF_ADDR)")

@@ -44,7 +44,8 @@ type State struct {
 	// shared is what the adapters take of it (exchange.Shared).
 	shared exchange.Shared
 	replay interface {
-		FirstUseBy(ctx context.Context, owner, key string, expiry time.Time, quota int) (bool, error)
+		Claim(ctx context.Context, owner, key, route string, expiry time.Time, quota int) (bool, string, error)
+		Release(ctx context.Context, owner, key, route string) error
 	}
 	ping  func(ctx context.Context) error
 	close func() error
