@@ -29,7 +29,10 @@ func TestBurstThroughTheGatewayStaysWithinBybitLimits(t *testing.T) {
 	// (-race) may wait seconds for the CPU before they are checked.
 	a.c = client.New(a.URL, "client-a", "secret-a", "bybit", client.WithTimestamps(nil, time.Minute))
 	const burst = 20 * 20
-	var placed, refused atomic.Int64
+	// unknown counts orders sent whose answer came after the deadline
+	// (EXCHANGE_TIMEOUT, reconciled by the journal): on a busy machine a
+	// call paced to the end of its deadline may not finish in time.
+	var placed, refused, unknown atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, burst)
 	for i := range burst {
@@ -43,6 +46,8 @@ func TestBurstThroughTheGatewayStaysWithinBybitLimits(t *testing.T) {
 					placed.Add(1)
 				case ce != nil && ce.Status == http.StatusServiceUnavailable && ce.Code == "EXCHANGE_UNAVAILABLE":
 					refused.Add(1)
+				case ce != nil && ce.Code == "EXCHANGE_TIMEOUT":
+					unknown.Add(1)
 				default:
 					errs <- fmt.Errorf("order %d: %w", i, err)
 				}
@@ -61,11 +66,12 @@ func TestBurstThroughTheGatewayStaysWithinBybitLimits(t *testing.T) {
 		t.Errorf("the fake answered 403 %d times", n)
 	}
 	sent := a.srv.Requests("/v5/order/create")
-	if int64(sent) != placed.Load() || placed.Load() == 0 || placed.Load()+refused.Load() != burst {
-		t.Errorf("%d placed, %d refused by the gateway, %d reached the fake; want some placed and every other refused before it was sent",
-			placed.Load(), refused.Load(), sent)
+	if int64(sent) != placed.Load()+unknown.Load() || placed.Load() == 0 || placed.Load()+refused.Load()+unknown.Load() != burst {
+		t.Errorf("%d placed, %d late, %d refused by the gateway, %d reached the fake; want some placed and every other refused before it was sent",
+			placed.Load(), unknown.Load(), refused.Load(), sent)
 	}
-	t.Logf("burst of %d: %d placed, %d refused with 503, %d order/create requests reached the fake, 0 refused by it", burst, placed.Load(), refused.Load(), sent)
+	t.Logf("burst of %d: %d placed, %d answered late, %d refused with 503, %d order/create requests reached the fake, 0 refused by it",
+		burst, placed.Load(), unknown.Load(), refused.Load(), sent)
 }
 
 // The per-IP limit, scaled down tenfold (the fake allows 60 requests in 5
