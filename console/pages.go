@@ -73,8 +73,18 @@ type keyRow struct {
 	AllowIPs  string
 }
 
+// accountLink is an exchange key of an active client key, linked from the
+// keys page straight to its account page (balances, orders, withdrawals).
+type accountLink struct {
+	APIKey, Label, Name, Exchange string
+	Paper                         bool
+}
+
 type keysData struct {
 	Keys []keyRow
+	// Accounts are every active client key's exchange keys: after
+	// logging in, an account page is one click away.
+	Accounts []accountLink
 	// Created is the key just created: the one time its secret is shown.
 	Created *exgate.ClientKey
 }
@@ -98,9 +108,20 @@ func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, s session, 
 		}
 		d.Keys = append(d.Keys, keyRow{APIKey: k.APIKey, Label: k.Label, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt,
 			Active: k.Active(), Legacy: k.LegacySigning, AllowIPs: exgate.FormatIPAllowlist(ips)})
+		if !k.Active() {
+			continue
+		}
+		creds, err := h.o.Store.ListCredentials(r.Context(), k.APIKey)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		for _, c := range creds {
+			d.Accounts = append(d.Accounts, accountLink{APIKey: k.APIKey, Label: k.Label, Name: c.Name, Exchange: c.Exchange, Paper: c.Paper})
+		}
 	}
 	h.render(w, r, status, "keys", page{Title: "Client keys", Nav: "keys", CSRF: s.csrf, LoggedIn: true,
-		Notice: notice, Error: problem, Scripts: []string{"console.js"}, Data: d})
+		Notice: notice, Error: problem, Data: d})
 }
 
 // createKey makes a client key and shows its secret on this answer only:
@@ -365,15 +386,22 @@ func (h *Handler) credential(w http.ResponseWriter, r *http.Request, s session, 
 }
 
 // journalRow is an order or withdrawal of the journal as the account
-// page lists it: numbers are the exact decimal text of the recorded
-// answer.
+// page lists it, one column a field: numbers are the exact decimal text
+// of the recorded answer, or of the request when the answer is a refusal
+// (which records no amounts).
 type journalRow struct {
 	ID, ClientRef, Kind string
 	State               exgate.IntentState
 	Status              string
-	What                string
-	CreatedAt           time.Time
-	UpdatedAt           time.Time
+	// Reason is the refusal's detail when the answer was a problem.
+	Reason string
+	// An order's pair, side, quantity (with the asset it is in), limit
+	// price and executed quantity.
+	Pair, Side, Quantity, Price, Executed string
+	// A withdrawal's amount, asset, network, address and tag.
+	Amount, Asset, Network, Address, Tag string
+	CreatedAt                            time.Time
+	UpdatedAt                            time.Time
 	// Reconcile says what reconciliation is doing with an unfinished
 	// intent; empty when it is final.
 	Reconcile string
@@ -394,9 +422,29 @@ type recorded struct {
 	Executed   json.Number `json:"executedQuantity"`
 	Amount     json.Number `json:"amount"`
 	ToAddress  string      `json:"toAddress"`
+	Tag        string      `json:"tag"`
 	Network    string      `json:"network"`
 	Code       string      `json:"code"`
 	Detail     string      `json:"detail"`
+}
+
+// requested is the part of a journaled request the account page shows
+// when the answer is a refusal: the journal's own encoding of
+// exgate.OrderRequest (with the limit order's in Limit) and
+// exgate.WithdrawalRequest.
+type requested struct {
+	Symbol     exgate.Symbol
+	Side       string
+	Quantity   json.Number
+	QuantityIn exgate.QuantityIn
+	Limit      *struct {
+		Symbol   exgate.Symbol
+		Side     string
+		Quantity json.Number
+		Price    json.Number
+	}
+	Asset, Network, Address, Tag string
+	Amount                       json.Number
 }
 
 func describeIntent(it exgate.Intent, now time.Time) journalRow {
@@ -405,29 +453,30 @@ func describeIntent(it exgate.Intent, now time.Time) journalRow {
 	if len(it.Response) > 0 {
 		_ = json.Unmarshal(it.Response, &rec)
 	}
+	var req requested
+	_ = json.Unmarshal(it.Request, &req)
+	row.Status = rec.Status
+	if rec.Code != "" {
+		row.Status, row.Reason = rec.Code, rec.Detail
+	}
 	switch {
-	case rec.Code != "":
-		row.Status = rec.Code
-		row.What = rec.Detail
+	case it.Kind == exgate.IntentWithdrawal && rec.Code == "" && rec.Asset != "":
+		row.Amount, row.Asset, row.Network, row.Address, row.Tag = string(rec.Amount), rec.Asset, rec.Network, rec.ToAddress, rec.Tag
 	case it.Kind == exgate.IntentWithdrawal:
-		row.Status = rec.Status
-		row.What = strings.TrimSpace(string(rec.Amount) + " " + rec.Asset + " to " + rec.ToAddress + " (" + rec.Network + ")")
-	default:
-		row.Status = rec.Status
-		what := rec.Side + " " + string(rec.Quantity) + " " + rec.QuantityIn
-		if rec.Asset1 != "" {
-			what += " on"
+		row.Amount, row.Asset, row.Network, row.Address, row.Tag = string(req.Amount), req.Asset, req.Network, req.Address, req.Tag
+	case rec.Code == "" && rec.Asset1 != "":
+		row.Pair, row.Side = rec.Asset1+"/"+rec.Asset2, rec.Side
+		row.Quantity = strings.TrimSpace(string(rec.Quantity) + " " + rec.QuantityIn)
+		row.Price, row.Executed = string(rec.Price), string(rec.Executed)
+	case req.Limit != nil:
+		row.Pair, row.Side = req.Limit.Symbol.String(), req.Limit.Side
+		row.Quantity, row.Price = string(req.Limit.Quantity)+" "+req.Limit.Symbol.Base, string(req.Limit.Price)
+	case req.Symbol.Base != "":
+		in := req.Symbol.Base
+		if req.QuantityIn == exgate.InQuote {
+			in = req.Symbol.Quote
 		}
-		if rec.Asset1 != "" {
-			what += " " + rec.Asset1 + "/" + rec.Asset2
-		}
-		if rec.Price != "" {
-			what += " @ " + string(rec.Price)
-		}
-		if rec.Executed != "" {
-			what += ", executed " + string(rec.Executed)
-		}
-		row.What = strings.TrimSpace(what)
+		row.Pair, row.Side, row.Quantity = req.Symbol.String(), req.Side, string(req.Quantity)+" "+in
 	}
 	if row.Status == "" {
 		row.Status = "(no answer recorded yet)"

@@ -24,12 +24,6 @@ type transferLedger interface {
 	TransferRecord(ctx context.Context, apiKey, id, clientRef string) (exgate.Transfer, error)
 }
 
-// oneWallet is the refusal of a wallet other than spot on an exchange
-// with one wallet.
-func oneWallet(param, exchange string) error {
-	return exgate.ParamError(param, "%s has one wallet here, spot: %s must be spot (docs/contract.md 2.10)", exchange, param)
-}
-
 // wallet reads a wallet parameter: spot or funding, def when absent.
 func (ps params) wallet(name string, required bool, def exgate.WalletKind) (exgate.WalletKind, error) {
 	v, err := ps.str(name, required)
@@ -79,11 +73,8 @@ func (s *Server) handleTransfer(w http.ResponseWriter, r *http.Request, c *call)
 	if err != nil {
 		return err
 	}
-	if _, ok := exgate.Ability[exgate.WalletTransfers](c.ex); !ok {
-		if req.To != exgate.WalletSpot {
-			return oneWallet("to", c.cred.Exchange)
-		}
-		return oneWallet("from", c.cred.Exchange)
+	if _, ok := exgate.TransfersFor(c.ex, c.cred); !ok {
+		return exgate.OneWalletTransfer(c.cred.Exchange, req)
 	}
 	if s.xfers == nil {
 		return exgate.Errorf(exgate.CodeNotImplemented, "transfers are not available through this gateway's journal")
@@ -121,7 +112,7 @@ func (s *Server) handleTransfers(w http.ResponseWriter, r *http.Request, c *call
 	if err != nil {
 		return err
 	}
-	wt, ok := exgate.Ability[exgate.WalletTransfers](c.ex)
+	wt, ok := exgate.TransfersFor(c.ex, c.cred)
 	if !ok {
 		return writeJSON(w, []exgate.Transfer{})
 	}
@@ -140,9 +131,9 @@ func (s *Server) walletBalances(ctx context.Context, c *call, wallet exgate.Wall
 	if wallet == exgate.WalletSpot {
 		return c.ex.Balances(ctx, c.cred)
 	}
-	wt, ok := exgate.Ability[exgate.WalletTransfers](c.ex)
+	wt, ok := exgate.TransfersFor(c.ex, c.cred)
 	if !ok {
-		return nil, oneWallet("wallet", c.cred.Exchange)
+		return nil, exgate.OneWallet(c.cred.Exchange, "wallet")
 	}
 	return wt.WalletBalances(ctx, c.cred, wallet)
 }

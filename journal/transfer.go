@@ -29,9 +29,9 @@ var transferKind = kind[exgate.TransferRequest, exgate.Transfer]{
 	rejected: exgate.CodeTransferRejected,
 	setID:    func(r *exgate.TransferRequest, id string) { r.ClientTransferID = id },
 	submit: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.TransferRequest) (exgate.Transfer, error) {
-		wt, ok := exgate.Ability[exgate.WalletTransfers](ex)
+		wt, ok := exgate.TransfersFor(ex, cred)
 		if !ok {
-			return exgate.Transfer{}, noTransfers(ex, r)
+			return exgate.Transfer{}, exgate.OneWalletTransfer(ex.Name(), r)
 		}
 		return wt.Transfer(ctx, cred, r)
 	},
@@ -72,22 +72,12 @@ var transferKind = kind[exgate.TransferRequest, exgate.Transfer]{
 }
 
 func queryTransfer(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.TransferRequest, q exgate.TransferQuery) (exgate.Transfer, error) {
-	wt, ok := exgate.Ability[exgate.WalletTransfers](ex)
+	wt, ok := exgate.TransfersFor(ex, cred)
 	if !ok {
-		return exgate.Transfer{}, noTransfers(ex, r)
+		return exgate.Transfer{}, exgate.OneWalletTransfer(ex.Name(), r)
 	}
 	q.Asset, q.Amount, q.From, q.To = r.Asset, r.Amount, r.From, r.To
 	return wt.QueryTransfer(ctx, cred, q)
-}
-
-// noTransfers is the refusal of a transfer on an exchange with one
-// wallet; the HTTP API refuses it before it reaches the journal.
-func noTransfers(ex exgate.Exchange, r exgate.TransferRequest) error {
-	param := "to"
-	if r.To == exgate.WalletSpot {
-		param = "from"
-	}
-	return exgate.ParamError(param, "%s has one wallet here, spot: there is nothing to transfer to or from", ex.Name())
 }
 
 // Transfer submits a transfer between the account's wallets once per

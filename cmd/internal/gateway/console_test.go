@@ -74,7 +74,8 @@ func TestConsoleHealth(t *testing.T) {
 		{"sim reachability", console.HealthOK, "simulated"},
 		{"binance reachability", console.HealthWarn, "clock skew 3"},
 		{"gateio reachability", console.HealthFail, "connection refused"},
-		{"kraken reachability", console.HealthOK, "no exchange key uses it"},
+		// Not checked is not a green light (issue 25).
+		{"kraken reachability", console.HealthUnchecked, "no exchange key uses it"},
 		{"binance pacing headroom", console.HealthWarn, "1 refused"},
 	}
 	for _, tc := range tests {
@@ -86,6 +87,10 @@ func TestConsoleHealth(t *testing.T) {
 	noMetrics := consoleHealth(ctx, st, g, nil)
 	if last := noMetrics[len(noMetrics)-1]; last.Name != "pacing headroom" || last.State != console.HealthWarn {
 		t.Errorf("without metrics: %+v", last)
+	}
+	nothingPaced := consoleHealth(ctx, st, g, metrics.New())
+	if last := nothingPaced[len(nothingPaced)-1]; last.Name != "pacing headroom" || last.State != console.HealthUnchecked {
+		t.Errorf("before any call was paced: %+v, want unchecked", last)
 	}
 }
 
