@@ -137,6 +137,7 @@ const (
 	Bybit   Exchange = "bybit"
 	Gateio  Exchange = "gateio"
 	Kraken  Exchange = "kraken"
+	Okx     Exchange = "okx"
 	Sim     Exchange = "sim"
 )
 
@@ -150,6 +151,8 @@ func (e Exchange) Valid() bool {
 	case Gateio:
 		return true
 	case Kraken:
+		return true
+	case Okx:
 		return true
 	case Sim:
 		return true

@@ -9,6 +9,7 @@ import (
 	"github.com/exgate/exgate/exchange/bybit"
 	"github.com/exgate/exgate/exchange/gateio"
 	"github.com/exgate/exgate/exchange/kraken"
+	"github.com/exgate/exgate/exchange/okx"
 	"github.com/exgate/exgate/exchange/sim"
 )
 
@@ -23,6 +24,7 @@ func adapters() []exchange.Adapter {
 		binance.Adapter(),
 		kraken.Adapter(),
 		gateio.Adapter(),
+		okx.Adapter(),
 		bybit.Adapter(),
 		sim.Adapter(),
 	}
