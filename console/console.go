@@ -229,6 +229,7 @@ func (h *Handler) routes() {
 	h.mux.HandleFunc("POST /keys/{api}/exchange-keys/{name}/allow-address", h.action(h.allowAddress))
 	h.mux.HandleFunc("POST /keys/{api}/exchange-keys/{name}/deny-address", h.action(h.denyAddress))
 	h.mux.HandleFunc("POST /keys/{api}/exchange-keys/{name}/cancel", h.action(h.cancelOrder))
+	h.mux.HandleFunc("POST /keys/{api}/exchange-keys/{name}/transfer", h.action(h.transfer))
 	h.mux.HandleFunc("GET /market", h.page(h.marketPage))
 	h.mux.HandleFunc("GET /health", h.page(h.healthPage))
 

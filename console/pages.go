@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -370,6 +371,77 @@ func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request, s session)
 	http.Redirect(w, r, back+"?notice="+queryEscape("order "+id+" is "+string(o.Status)), http.StatusSeeOther)
 }
 
+// TransferJournal is the journal's transfer (docs/contract.md 2.10): when
+// Options.Journal has it, the account page offers a transfer form.
+type TransferJournal interface {
+	Transfer(ctx context.Context, cred exgate.Credential, req exgate.TransferRequest, clientRef string) (exgate.Transfer, error)
+}
+
+// transfer moves funds between an exchange key's two wallets through the
+// journal, so that it is journaled, idempotent and reconciled like one
+// sent to POST /v1/wallet/transfer, and records it in the audit trail. As
+// on the API, the exchange key needs the trade permission.
+func (h *Handler) transfer(w http.ResponseWriter, r *http.Request, s session) {
+	api, name := r.PathValue("api"), r.PathValue("name")
+	back := accountPath(api, name)
+	cred, ok := h.credential(w, r, s, api, name)
+	if !ok {
+		return
+	}
+	f := r.PostForm
+	details := map[string]string{"asset": f.Get("asset"), "amount": f.Get("amount"), "from": f.Get("from"), "to": f.Get("to")}
+	req, err := transferForm(f)
+	tj, isJournal := h.o.Journal.(TransferJournal)
+	switch {
+	case err != nil:
+	case !isJournal:
+		err = exgate.Errorf(exgate.CodeNotImplemented, "this console has no journal to send transfers through")
+	case !cred.Allows(exgate.PermissionTrade):
+		err = exgate.Errorf(exgate.CodePermissionDenied, "the exchange key %s lacks the trade permission a transfer needs", name)
+	}
+	var t exgate.Transfer
+	if err == nil {
+		t, err = tj.Transfer(r.Context(), cred, req, "")
+	}
+	entry := exgate.AuditEntry{Actor: exgate.AuditActorConsole, Action: "transfer", APIKey: api, ExchangeKey: name,
+		Details: details, IntentID: t.ID, Remote: r.RemoteAddr, Status: http.StatusOK}
+	if e, ok := errors.AsType[*exgate.Error](err); ok {
+		entry.Code, entry.Status = string(e.Code), e.Code.Status()
+	} else if err != nil {
+		entry.Status = http.StatusInternalServerError
+	}
+	if _, aerr := h.o.Store.AppendAudit(r.Context(), entry); aerr != nil {
+		h.o.Logger.ErrorContext(r.Context(), "console: the audit trail could not record a transfer", "err", aerr)
+	}
+	if err != nil {
+		http.Redirect(w, r, back+"?problem="+queryEscape("transfer: "+err.Error()), http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, back+"?notice="+queryEscape("transfer "+t.ID+" of "+t.Amount.String()+" "+t.Asset+" from "+string(t.From)+
+		" to "+string(t.To)+" is "+string(t.Status)), http.StatusSeeOther)
+}
+
+// transferForm reads the transfer form, refusing what the API would.
+func transferForm(f url.Values) (exgate.TransferRequest, error) {
+	var req exgate.TransferRequest
+	req.Asset = exgate.NormalizeAsset(strings.TrimSpace(f.Get("asset")))
+	amount, err := exgate.ParseDecimal(strings.TrimSpace(f.Get("amount")))
+	if err != nil {
+		return req, exgate.ParamError("amount", "amount must be a decimal number")
+	}
+	req.Amount = amount
+	if req.From, err = exgate.ParseWalletKind(f.Get("from")); err != nil {
+		return req, exgate.ParamError("from", "%v", err)
+	}
+	if req.To, err = exgate.ParseWalletKind(f.Get("to")); err != nil {
+		return req, exgate.ParamError("to", "%v", err)
+	}
+	if req.Asset == "" || len(req.Asset) > 20 {
+		return req, exgate.ParamError("asset", "asset must be an asset code")
+	}
+	return req, exgate.CheckTransfer(req)
+}
+
 // credential reads an exchange key with its secrets, for a call to the
 // exchange; it answers 404 itself when there is none.
 func (h *Handler) credential(w http.ResponseWriter, r *http.Request, s session, api, name string) (exgate.Credential, bool) {
@@ -398,8 +470,10 @@ type journalRow struct {
 	// An order's pair, side, quantity (with the asset it is in), limit
 	// price and executed quantity.
 	Pair, Side, Quantity, Price, Executed string
-	// A withdrawal's amount, asset, network, address and tag.
+	// A withdrawal's amount, asset, network, address and tag; a
+	// transfer's amount, asset and wallets.
 	Amount, Asset, Network, Address, Tag string
+	From, To                             string
 	CreatedAt                            time.Time
 	UpdatedAt                            time.Time
 	// Reconcile says what reconciliation is doing with an unfinished
@@ -423,6 +497,8 @@ type recorded struct {
 	Amount     json.Number `json:"amount"`
 	ToAddress  string      `json:"toAddress"`
 	Tag        string      `json:"tag"`
+	From       string      `json:"from"`
+	To         string      `json:"to"`
 	Network    string      `json:"network"`
 	Code       string      `json:"code"`
 	Detail     string      `json:"detail"`
@@ -445,6 +521,8 @@ type requested struct {
 	}
 	Asset, Network, Address, Tag string
 	Amount                       json.Number
+	// A transfer's wallets (exgate.TransferRequest).
+	From, To string
 }
 
 func describeIntent(it exgate.Intent, now time.Time) journalRow {
@@ -464,6 +542,10 @@ func describeIntent(it exgate.Intent, now time.Time) journalRow {
 		row.Amount, row.Asset, row.Network, row.Address, row.Tag = string(rec.Amount), rec.Asset, rec.Network, rec.ToAddress, rec.Tag
 	case it.Kind == exgate.IntentWithdrawal:
 		row.Amount, row.Asset, row.Network, row.Address, row.Tag = string(req.Amount), req.Asset, req.Network, req.Address, req.Tag
+	case it.Kind == exgate.IntentTransfer && rec.Code == "" && rec.Asset != "":
+		row.Amount, row.Asset, row.From, row.To = string(rec.Amount), rec.Asset, rec.From, rec.To
+	case it.Kind == exgate.IntentTransfer:
+		row.Amount, row.Asset, row.From, row.To = string(req.Amount), req.Asset, req.From, req.To
 	case rec.Code == "" && rec.Asset1 != "":
 		row.Pair, row.Side = rec.Asset1+"/"+rec.Asset2, rec.Side
 		row.Quantity = strings.TrimSpace(string(rec.Quantity) + " " + rec.QuantityIn)
@@ -528,6 +610,12 @@ type accountData struct {
 	OpenErr     string
 	Orders      []journalRow
 	Withdrawals []journalRow
+	// Two is set when the exchange has a funding wallet beside spot
+	// (docs/contract.md 2.10): its balances and the transfer form show.
+	Two         bool
+	Funding     []exgate.Balance
+	FundingErr  string
+	Transfers   []journalRow
 	Deposits    []exgate.Deposit
 	DepositsErr string
 	Addresses   []addressRow
@@ -578,6 +666,12 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s session)
 		} else {
 			d.OpenErr = "this exchange's adapter has no order lifecycle"
 		}
+		if wt, ok := exgate.TransfersFor(ex, cred); ok {
+			d.Two = true
+			if d.Funding, err = wt.WalletBalances(r.Context(), cred, exgate.WalletFunding); err != nil {
+				d.Funding, d.FundingErr = nil, err.Error()
+			}
+		}
 		if d.Deposits, err = ex.RecentDeposits(r.Context(), cred, exgate.DepositFilter{}); err != nil {
 			d.DepositsErr = err.Error()
 		}
@@ -585,17 +679,20 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s session)
 			d.Deposits = d.Deposits[:20]
 		}
 	}
-	for _, kind := range []exgate.IntentKind{exgate.IntentOrder, exgate.IntentWithdrawal} {
+	for _, kind := range []exgate.IntentKind{exgate.IntentOrder, exgate.IntentWithdrawal, exgate.IntentTransfer} {
 		its, err := h.o.Store.RecentIntents(r.Context(), cred.ID, kind, 50)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
 		for _, it := range its {
-			if kind == exgate.IntentOrder {
+			switch kind {
+			case exgate.IntentOrder:
 				d.Orders = append(d.Orders, describeIntent(it, now))
-			} else {
+			case exgate.IntentWithdrawal:
 				d.Withdrawals = append(d.Withdrawals, describeIntent(it, now))
+			default:
+				d.Transfers = append(d.Transfers, describeIntent(it, now))
 			}
 		}
 	}

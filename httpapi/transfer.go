@@ -22,6 +22,9 @@ import (
 type transferLedger interface {
 	Transfer(ctx context.Context, cred exgate.Credential, req exgate.TransferRequest, clientRef string) (exgate.Transfer, error)
 	TransferRecord(ctx context.Context, apiKey, id, clientRef string) (exgate.Transfer, error)
+	// LabelTransfers puts the gateway's and the client's ids on the
+	// transfers the gateway sent.
+	LabelTransfers(ctx context.Context, apiKey string, ts []exgate.Transfer) []exgate.Transfer
 }
 
 // wallet reads a wallet parameter: spot or funding, def when absent.
@@ -119,6 +122,9 @@ func (s *Server) handleTransfers(w http.ResponseWriter, r *http.Request, c *call
 	ts, err := wt.RecentTransfers(r.Context(), c.cred, exgate.TransferFilter{Asset: asset})
 	if err != nil {
 		return err
+	}
+	if s.xfers != nil {
+		ts = s.xfers.LabelTransfers(r.Context(), c.apiKey, ts)
 	}
 	if ts == nil {
 		ts = []exgate.Transfer{}

@@ -92,3 +92,22 @@ func (s *Service) Transfer(ctx context.Context, cred exgate.Credential, req exga
 func (s *Service) TransferRecord(ctx context.Context, apiKey, id, ref string) (exgate.Transfer, error) {
 	return lookup(ctx, s, transferKind, apiKey, id, ref)
 }
+
+// LabelTransfers puts on transfers read from the exchange the ids the
+// client knows: a transfer the gateway sent (its gateway id is the
+// exchange's client id) gets the gateway's id and the client's
+// clientTransferId; any other keeps the exchange's id, without a client
+// id (Binance's history has none: its ids are its tranIds).
+func (s *Service) LabelTransfers(ctx context.Context, apiKey string, ts []exgate.Transfer) []exgate.Transfer {
+	for i, t := range ts {
+		if it, ok := s.sent(ctx, apiKey, exgate.IntentTransfer, t.ClientTransferID); ok {
+			ts[i].ID, ts[i].ClientTransferID = it.ID, it.ClientRef
+			continue
+		}
+		if t.ExchangeID != "" {
+			ts[i].ID = t.ExchangeID
+		}
+		ts[i].ClientTransferID = ""
+	}
+	return ts
+}
