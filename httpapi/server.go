@@ -35,8 +35,10 @@ const MaxBodyBytes = 64 << 10
 type ledger interface {
 	PlaceOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest, clientRef string) (exgate.Order, error)
 	Withdraw(ctx context.Context, cred exgate.Credential, req exgate.WithdrawalRequest, clientRef string) (exgate.Withdrawal, error)
-	Order(ctx context.Context, apiKey, id, clientRef string) (exgate.Order, error)
-	Withdrawal(ctx context.Context, apiKey, id, clientRef string) (exgate.Withdrawal, error)
+	// OrderOf and WithdrawalOf find a record of the exchange key cred
+	// only, and refresh it with that key's credential.
+	OrderOf(ctx context.Context, cred exgate.Credential, id, clientRef string) (exgate.Order, error)
+	WithdrawalOf(ctx context.Context, cred exgate.Credential, id, clientRef string) (exgate.Withdrawal, error)
 }
 
 // limiter is the gateway's own per-client rate limit.
