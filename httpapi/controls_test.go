@@ -28,6 +28,10 @@ type countingExchange struct {
 	withdrawals atomic.Int64
 }
 
+// Unwrap shows the sim's other abilities (its two wallets) through the
+// counter.
+func (c *countingExchange) Unwrap() exgate.Exchange { return c.Exchange }
+
 func (c *countingExchange) Withdraw(ctx context.Context, cred exgate.Credential, req exgate.WithdrawalRequest) (exgate.Withdrawal, error) {
 	c.withdrawals.Add(1)
 	return c.Exchange.Withdraw(ctx, cred, req)

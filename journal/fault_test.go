@@ -253,10 +253,10 @@ func TestFaultInjection(t *testing.T) {
 		t.Skip("fault injection runs thousands of requests; skipped with -short")
 	}
 	t.Parallel()
-	// The six runs go at once whatever -parallel says (it defaults to
+	// The eight runs go at once whatever -parallel says (it defaults to
 	// the number of CPUs, and they hardly use one).
 	var wg sync.WaitGroup
-	for _, newVenue := range []func(*testing.T) venue{binanceVenue, krakenVenue, gateioVenue} {
+	for _, newVenue := range []func(*testing.T) venue{binanceVenue, krakenVenue, gateioVenue, okxVenue} {
 		for _, kind := range []exgate.IntentKind{exgate.IntentOrder, exgate.IntentWithdrawal} {
 			v := newVenue(t)
 			wg.Go(func() {

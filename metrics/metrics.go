@@ -211,7 +211,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 func EndpointClass(path string) string {
 	p := strings.ToLower(path)
 	switch {
-	case strings.Contains(p, "withdraw"), strings.Contains(p, "deposit"), strings.Contains(p, "wallet"), strings.Contains(p, "capital"):
+	case strings.Contains(p, "withdraw"), strings.Contains(p, "deposit"), strings.Contains(p, "wallet"), strings.Contains(p, "capital"),
+		strings.Contains(p, "transfer"), strings.Contains(p, "funding-asset"):
 		return "wallet"
 	case strings.Contains(p, "order"), strings.Contains(p, "trade"), strings.Contains(p, "fill"), strings.Contains(p, "cancel"):
 		if strings.Contains(p, "order_book") || strings.Contains(p, "orderbook") || strings.Contains(p, "/public/") {

@@ -24,6 +24,8 @@ func TestEndpointClass(t *testing.T) {
 		"/api/v3/myTrades":                   "orders",
 		"/api/v3/account":                    "account",
 		"/sapi/v1/capital/withdraw/apply":    "wallet",
+		"/sapi/v1/asset/transfer":            "wallet",
+		"/sapi/v1/asset/get-funding-asset":   "wallet",
 		"/sapi/v1/account/apiRestrictions":   "account",
 		"/0/public/OHLC":                     "market",
 		"/0/private/AddOrder":                "orders",

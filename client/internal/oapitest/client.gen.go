@@ -136,6 +136,7 @@ const (
 	Binance Exchange = "binance"
 	Gateio  Exchange = "gateio"
 	Kraken  Exchange = "kraken"
+	Okx     Exchange = "okx"
 	Sim     Exchange = "sim"
 )
 
@@ -147,6 +148,8 @@ func (e Exchange) Valid() bool {
 	case Gateio:
 		return true
 	case Kraken:
+		return true
+	case Okx:
 		return true
 	case Sim:
 		return true

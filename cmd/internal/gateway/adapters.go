@@ -8,6 +8,7 @@ import (
 	"github.com/exgate/exgate/exchange/binance"
 	"github.com/exgate/exgate/exchange/gateio"
 	"github.com/exgate/exgate/exchange/kraken"
+	"github.com/exgate/exgate/exchange/okx"
 	"github.com/exgate/exgate/exchange/sim"
 )
 
@@ -22,6 +23,7 @@ func adapters() []exchange.Adapter {
 		binance.Adapter(),
 		kraken.Adapter(),
 		gateio.Adapter(),
+		okx.Adapter(),
 		sim.Adapter(),
 	}
 }
