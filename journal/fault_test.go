@@ -99,7 +99,7 @@ type venue struct {
 
 // venues are the exchanges the fault tests run on, one line each.
 func venues() []func(*testing.T) venue {
-	return []func(*testing.T) venue{binanceVenue, krakenVenue, gateioVenue, okxVenue}
+	return []func(*testing.T) venue{binanceVenue, krakenVenue, gateioVenue, okxVenue, bybitVenue}
 }
 
 func binanceVenue(t *testing.T) venue {
