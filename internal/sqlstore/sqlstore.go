@@ -101,6 +101,11 @@ type Store struct {
 	// journal, when set, batches the journal's writes: group, or one of
 	// their own (Dialect.JournalGroupCommit).
 	journal *groupCommit
+	// after batches the writes nobody waits on (journalLater): journal
+	// on SQLite, where they share the intents' commits; a group of their
+	// own on PostgreSQL, where each statement is a round trip that an
+	// intent in the same batch would wait for.
+	after *groupCommit
 	// stmts, when set, keeps statements prepared (Dialect.CacheStatements).
 	stmts *stmtCache
 }
@@ -124,9 +129,10 @@ func New(d Dialect, write, read *sql.DB, masterKey []byte) (*Store, error) {
 	case d.GroupCommit:
 		s.group = newGroupCommit(write, true)
 		s.group.stmts = s.stmts
-		s.journal = s.group
+		s.journal, s.after = s.group, s.group
 	case d.JournalGroupCommit:
 		s.journal = newGroupCommit(write, false)
+		s.after = newGroupCommit(write, false)
 	}
 	return s, nil
 }
@@ -252,8 +258,8 @@ func (s *Store) journalTx(ctx context.Context, fn func(tx *sql.Tx) error) error 
 // next transaction anyone commits, or is committed alone after a few
 // milliseconds (groupcommit.go).
 func (s *Store) journalLater(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	if s.journal != nil {
-		return s.journal.later(ctx, fn)
+	if s.after != nil {
+		return s.after.later(ctx, fn)
 	}
 	return s.inTx(ctx, fn)
 }
