@@ -78,6 +78,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (load tool, proxy, gateway and upstream) to this file")
 	databaseURL := fs.String("database-url", "", "postgres://… (with search_path set to a schema of its own) to give the gateways a PostgreSQL store instead of SQLite in a temporary directory")
 	syncDir := fs.String("sync-dir", "", "a directory on the store's disk, where the order routes measure fdatasync (default: the SQLite store's temporary directory; give PostgreSQL's data directory's disk when it is another)")
+	risk := fs.Bool("risk", false, "give every client key of the gateway risk limits no order reaches (docs/risk.md), so that the order routes measure the risk checks and reservations too")
 	route := fs.String("route", "klines", "what to measure: klines (signed GET recent-klines), market (POST /v1/order/market) or limit (POST /v1/order/limit)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -148,6 +149,13 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			_, err = st.AddCredential(ctx, exgate.Credential{ClientAPIKey: keys[i%len(keys)].APIKey, Name: exchangeKeyName(i), Exchange: "binance",
 				Key: a.key, Secret: a.secret, Permissions: []exgate.Permission{exgate.PermissionRead, exgate.PermissionTrade}})
+		}
+		if *risk {
+			for _, k := range keys {
+				if err == nil {
+					_, err = st.SetRiskLimits(ctx, k.APIKey, benchRiskLimits(), nil)
+				}
+			}
 		}
 		if err != nil {
 			st.Close()

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/cmd/internal/gateway"
 	"github.com/exgate/exgate/internal/loadtest"
@@ -196,4 +198,13 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 			b.rounds, sumLat/n, sumFloor/n, sumRatio/n)
 	}
 	return nil
+}
+
+// benchRiskLimits are limits no benchmark order reaches, so that every
+// order is checked against them and reserves its notional in its intent's
+// transaction without being refused.
+func benchRiskLimits() exgate.RiskLimits {
+	big := decimal.New(1, 15)
+	open := int64(1) << 40
+	return exgate.RiskLimits{MaxOrderNotional: &big, DailyNotional: &big, MaxOpenOrders: &open}
 }
