@@ -19,14 +19,29 @@ import (
 // so that the figures read, checked and written by one transaction are
 // the figures of the last one, whichever instance ran it.
 
+// The statements of the reservations and settlements, run with the
+// journal's writes (kept prepared on SQLite: stmts.go).
+const (
+	insertRiskKeySQL   = `INSERT INTO risk_keys (api_key, open_orders) VALUES ($1, 0) ON CONFLICT DO NOTHING`
+	selectRiskKeySQL   = `SELECT open_orders FROM risk_keys WHERE api_key = $1`
+	selectRiskUsageSQL = `SELECT notional, withdrawal FROM risk_usage WHERE api_key = $1 AND day = $2`
+	upsertRiskUsageSQL = `INSERT INTO risk_usage (api_key, day, notional, withdrawal) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (api_key, day) DO UPDATE SET notional = excluded.notional, withdrawal = excluded.withdrawal`
+	addRiskOpenSQL       = `UPDATE risk_keys SET open_orders = open_orders + $1 WHERE api_key = $2`
+	insertReservationSQL = `INSERT INTO risk_reservations
+		(intent_id, api_key, day, kind, charge, quote, quote_usd, price, is_open) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+	selectReservationSQL = `SELECT day, kind, charge, quote, quote_usd, price, is_open FROM risk_reservations WHERE intent_id = $1`
+	updateReservationSQL = `UPDATE risk_reservations SET charge = $1, is_open = $2 WHERE intent_id = $3`
+)
+
 // lockRiskKey creates the key's risk_keys row if needed and locks it,
 // returning its open orders.
 func (s *Store) lockRiskKey(ctx context.Context, tx *sql.Tx, apiKey string) (int64, error) {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO risk_keys (api_key, open_orders) VALUES ($1, 0) ON CONFLICT DO NOTHING`, apiKey); err != nil {
+	if _, err := s.txExec(ctx, tx, insertRiskKeySQL, apiKey); err != nil {
 		return 0, fmt.Errorf("risk key: %w", err)
 	}
 	var open int64
-	if err := tx.QueryRowContext(ctx, `SELECT open_orders FROM risk_keys WHERE api_key = $1`+s.d.LockRow, apiKey).Scan(&open); err != nil {
+	if err := s.txQueryRow(ctx, tx, selectRiskKeySQL+s.d.LockRow, apiKey).Scan(&open); err != nil {
 		return 0, fmt.Errorf("lock risk key: %w", err)
 	}
 	return open, nil
@@ -37,7 +52,7 @@ func usageIn(ctx context.Context, q interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }, apiKey, day string) (notional, withdrawal decimal.Decimal, err error) {
 	var n, w string
-	err = q.QueryRowContext(ctx, `SELECT notional, withdrawal FROM risk_usage WHERE api_key = $1 AND day = $2`, apiKey, day).Scan(&n, &w)
+	err = q.QueryRowContext(ctx, selectRiskUsageSQL, apiKey, day).Scan(&n, &w)
 	if errors.Is(err, sql.ErrNoRows) {
 		return decimal.Zero, decimal.Zero, nil
 	}
@@ -54,20 +69,19 @@ func usageIn(ctx context.Context, q interface {
 }
 
 // addUsage adds to a key's figures of day and open orders.
-func addUsage(ctx context.Context, tx *sql.Tx, apiKey, day string, notional, withdrawal decimal.Decimal, open int64) error {
+func (s *Store) addUsage(ctx context.Context, tx *sql.Tx, apiKey, day string, notional, withdrawal decimal.Decimal, open int64) error {
 	if !notional.IsZero() || !withdrawal.IsZero() {
-		n, w, err := usageIn(ctx, tx, apiKey, day)
+		n, w, err := usageIn(ctx, s.inTxStmts(tx), apiKey, day)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO risk_usage (api_key, day, notional, withdrawal) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (api_key, day) DO UPDATE SET notional = excluded.notional, withdrawal = excluded.withdrawal`,
+		if _, err := s.txExec(ctx, tx, upsertRiskUsageSQL,
 			apiKey, day, n.Add(notional).String(), w.Add(withdrawal).String()); err != nil {
 			return fmt.Errorf("risk usage: %w", err)
 		}
 	}
 	if open != 0 {
-		if _, err := tx.ExecContext(ctx, `UPDATE risk_keys SET open_orders = open_orders + $1 WHERE api_key = $2`, open, apiKey); err != nil {
+		if _, err := s.txExec(ctx, tx, addRiskOpenSQL, open, apiKey); err != nil {
 			return fmt.Errorf("risk open orders: %w", err)
 		}
 	}
@@ -82,7 +96,7 @@ func (s *Store) reserveRisk(ctx context.Context, tx *sql.Tx, in exgate.Intent) e
 	if err != nil {
 		return err
 	}
-	n, w, err := usageIn(ctx, tx, in.ClientAPIKey, r.Day)
+	n, w, err := usageIn(ctx, s.inTxStmts(tx), in.ClientAPIKey, r.Day)
 	if err != nil {
 		return err
 	}
@@ -99,11 +113,10 @@ func (s *Store) reserveRisk(ctx context.Context, tx *sql.Tx, in exgate.Intent) e
 	if r.Open {
 		dopen = 1
 	}
-	if err := addUsage(ctx, tx, in.ClientAPIKey, r.Day, dn, dw, dopen); err != nil {
+	if err := s.addUsage(ctx, tx, in.ClientAPIKey, r.Day, dn, dw, dopen); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO risk_reservations
-		(intent_id, api_key, day, kind, charge, quote, quote_usd, price, is_open) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+	if _, err := s.txExec(ctx, tx, insertReservationSQL,
 		in.ID, in.ClientAPIKey, r.Day, string(in.Kind), r.Notional.String(), r.Quote, r.QuoteUSD.String(), r.Price.String(), boolInt(r.Open)); err != nil {
 		return fmt.Errorf("risk reservation: %w", err)
 	}
@@ -140,7 +153,7 @@ func (s *Store) settleRisk(ctx context.Context, tx *sql.Tx, id string, state exg
 		kind, charge, usd, price string
 		open                     int
 	)
-	if err := tx.QueryRowContext(ctx, `SELECT day, kind, charge, quote, quote_usd, price, is_open FROM risk_reservations WHERE intent_id = $1`, id).
+	if err := s.txQueryRow(ctx, tx, selectReservationSQL, id).
 		Scan(&r.Day, &kind, &charge, &r.Quote, &usd, &price, &open); err != nil {
 		return fmt.Errorf("risk reservation: %w", err)
 	}
@@ -172,10 +185,10 @@ func (s *Store) settleRisk(ctx context.Context, tx *sql.Tx, id string, state exg
 	case !r.Open && newOpen:
 		dopen = 1
 	}
-	if err := addUsage(ctx, tx, apiKey, r.Day, dn, dw, dopen); err != nil {
+	if err := s.addUsage(ctx, tx, apiKey, r.Day, dn, dw, dopen); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE risk_reservations SET charge = $1, is_open = $2 WHERE intent_id = $3`,
+	if _, err := s.txExec(ctx, tx, updateReservationSQL,
 		newCharge.String(), boolInt(newOpen), id); err != nil {
 		return fmt.Errorf("risk reservation: %w", err)
 	}

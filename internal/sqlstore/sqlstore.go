@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/exgate/exgate"
@@ -106,6 +107,11 @@ type Store struct {
 	// own on PostgreSQL, where each statement is a round trip that an
 	// intent in the same batch would wait for.
 	after *groupCommit
+	// reserved holds the intents this store recorded with a risk
+	// reservation, until their outcome: their settlement locks the key's
+	// risk row, and on PostgreSQL it must not run in after's transaction
+	// while journal's holds that row (the two would wait for each other).
+	reserved sync.Map
 	// stmts, when set, keeps statements prepared (Dialect.CacheStatements).
 	stmts *stmtCache
 }
@@ -262,6 +268,16 @@ func (s *Store) journalLater(ctx context.Context, fn func(tx *sql.Tx) error) err
 		return s.after.later(ctx, fn)
 	}
 	return s.inTx(ctx, fn)
+}
+
+// journalLaterWithIntents is journalLater in the intents' own batches
+// (journal), where the outcome of an intent with a risk reservation
+// settles it.
+func (s *Store) journalLaterWithIntents(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.journal != nil {
+		return s.journal.later(ctx, fn)
+	}
+	return s.journalLater(ctx, fn)
 }
 
 // exec runs a statement in a write transaction of its own and maps no
