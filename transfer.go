@@ -96,6 +96,38 @@ type WalletTransfers interface {
 	RecentTransfers(ctx context.Context, cred Credential, f TransferFilter) ([]Transfer, error)
 }
 
+// CredentialWallets is an exchange whose wallets depend on the key, such
+// as the paper switch (docs/contract.md 2.9): a paper key has sim's two
+// wallets, a real key the exchange's own. TransfersFor asks it.
+type CredentialWallets interface {
+	WalletTransfersFor(cred Credential) (WalletTransfers, bool)
+}
+
+// TransfersFor returns what moves funds between the wallets of cred's
+// account on ex, and false when that account has one wallet, spot.
+func TransfersFor(ex Exchange, cred Credential) (WalletTransfers, bool) {
+	if cw, ok := Ability[CredentialWallets](ex); ok {
+		return cw.WalletTransfersFor(cred)
+	}
+	return Ability[WalletTransfers](ex)
+}
+
+// OneWallet is the refusal of a wallet other than spot, named by param
+// (to, from or wallet), on an exchange whose accounts have one wallet
+// (docs/contract.md 2.10).
+func OneWallet(exchange, param string) error {
+	return ParamError(param, "%s has one wallet here, spot: %s must be spot (docs/contract.md 2.10)", exchange, param)
+}
+
+// OneWalletTransfer is OneWallet for a transfer: it names the wallet
+// parameter that is not spot.
+func OneWalletTransfer(exchange string, r TransferRequest) error {
+	if r.To != WalletSpot {
+		return OneWallet(exchange, "to")
+	}
+	return OneWallet(exchange, "from")
+}
+
 // Ability returns what ex can do as T, looking through every wrapper
 // (Unwrapper) so that no wrapper hides an ability of the exchange it
 // wraps: Ability[WalletTransfers](ex), Ability[OrderManager](ex). The

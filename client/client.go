@@ -388,14 +388,15 @@ type Error struct {
 	// RetryAfter is the Retry-After header (seconds or an HTTP date), zero
 	// when absent; set on 429 and 503 answers.
 	RetryAfter time.Duration
-	// ID names the order or withdrawal a 504 EXCHANGE_TIMEOUT answer is
-	// about, and Order or Withdrawal is that record as the gateway knows it
-	// (PENDING, pending) while it reconciles the outcome; empty when the
-	// answer names no record. Read it again with Client.Order or
-	// Client.Withdrawal.
+	// ID names the order, withdrawal or transfer a 504 EXCHANGE_TIMEOUT
+	// answer is about, and Order, Withdrawal or Transfer is that record as
+	// the gateway knows it (PENDING, pending) while it reconciles the
+	// outcome; empty when the answer names no record. Read it again with
+	// Client.Order, Client.Withdrawal or Client.Transfer.
 	ID         string
 	Order      *exgate.Order
 	Withdrawal *exgate.Withdrawal
+	Transfer   *exgate.Transfer
 	// Limit, Value and Max are a RISK_LIMIT_EXCEEDED refusal's members
 	// (the limit, what the request would bring it to, the limit's value;
 	// Max empty for symbols), Reason a TRADING_HALTED refusal's
@@ -424,6 +425,8 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, " (order %s %s)", e.Order.ID, e.Order.Status)
 	case e.Withdrawal != nil:
 		fmt.Fprintf(&b, " (withdrawal %s %s)", e.Withdrawal.ID, e.Withdrawal.Status)
+	case e.Transfer != nil:
+		fmt.Fprintf(&b, " (transfer %s %s)", e.Transfer.ID, e.Transfer.Status)
 	case e.ID != "":
 		fmt.Fprintf(&b, " (record %s)", e.ID)
 	}
@@ -442,6 +445,7 @@ type problemBody struct {
 	ID         string          `json:"id"`
 	Order      json.RawMessage `json:"order"`
 	Withdrawal json.RawMessage `json:"withdrawal"`
+	Transfer   json.RawMessage `json:"transfer"`
 	Limit      string          `json:"limit"`
 	Value      string          `json:"value"`
 	Max        string          `json:"max"`
@@ -470,6 +474,12 @@ func parseError(status int, header http.Header, body []byte, now time.Time) *Err
 			var w exgate.Withdrawal
 			if json.Unmarshal(p.Withdrawal, &w) == nil {
 				e.Withdrawal = &w
+			}
+		}
+		if len(p.Transfer) > 0 && string(p.Transfer) != "null" {
+			var t exgate.Transfer
+			if json.Unmarshal(p.Transfer, &t) == nil {
+				e.Transfer = &t
 			}
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/api/openapitest"
 	"github.com/exgate/exgate/client"
+	"github.com/exgate/exgate/httpapi"
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 )
@@ -233,7 +234,7 @@ func writeProblem(w http.ResponseWriter, code exgate.Code, detail, param string)
 	p := map[string]any{
 		"type":      "https://github.com/exgate/exgate/blob/main/docs/errors.md#" + strings.ToLower(string(code)),
 		"title":     "Some title",
-		"status":    code.Status(),
+		"status":    httpapi.Status(code),
 		"detail":    detail,
 		"code":      string(code),
 		"requestId": "req-1",
@@ -243,12 +244,12 @@ func writeProblem(w http.ResponseWriter, code exgate.Code, detail, param string)
 	}
 	b, _ := json.Marshal(p)
 	w.Header().Set("Content-Type", "application/problem+json")
-	if s := code.Status(); s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable {
+	if s := httpapi.Status(code); s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable {
 		if w.Header().Get("Retry-After") == "" {
 			w.Header().Set("Retry-After", "1")
 		}
 	}
-	w.WriteHeader(code.Status())
+	w.WriteHeader(httpapi.Status(code))
 	_, _ = w.Write(b)
 }
 
@@ -614,6 +615,50 @@ func TestTypedMethods(t *testing.T) {
 "txId":"abc","timestamp":5,"network":"XRP","exchange":"sim","rawStatus":"6"}`,
 		},
 		{
+			name: "transfer",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.Transfer(ctx, client.TransferRequest{Asset: "USDT", Amount: "250.5", From: "funding", To: "spot", ClientTransferID: "t-1"})
+			},
+			wantMethod: "POST", wantPath: "/v1/wallet/transfer",
+			wantParams: []client.Param{{"asset", "USDT"}, {"amount", "250.5"}, {"from", "funding"}, {"to", "spot"}, {"clientTransferId", "t-1"}},
+			answer: `{"id":"t1","clientTransferId":"t-1","asset":"USDT","amount":250.5,"from":"funding","to":"spot","status":"completed",
+"timestamp":5,"exchange":"sim","exchangeId":"9"}`,
+			check: func(t *testing.T, got any) {
+				tr := got.(exgate.Transfer)
+				if tr.Amount.String() != "250.5" || tr.From != exgate.WalletFunding || tr.ClientTransferID != "t-1" {
+					t.Errorf("transfer = %+v", tr)
+				}
+			},
+		},
+		{
+			name: "transfer by client id",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.TransferByRef(ctx, client.TransferRef{ClientTransferID: "t-1"})
+			},
+			wantMethod: "GET", wantPath: "/v1/wallet/transfer",
+			wantParams: []client.Param{{"clientTransferId", "t-1"}},
+			answer: `{"id":"t1","clientTransferId":"t-1","asset":"USDT","amount":250.5,"from":"funding","to":"spot","status":"pending",
+"timestamp":5,"exchange":"sim"}`,
+		},
+		{
+			name: "recent transfers",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.RecentTransfers(ctx, "BTC")
+			},
+			wantMethod: "GET", wantPath: "/v1/wallet/transfers",
+			wantParams: []client.Param{{"asset", "BTC"}},
+			answer:     `[]`,
+		},
+		{
+			name: "funding balances",
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.WalletBalance(ctx, "funding")
+			},
+			wantMethod: "GET", wantPath: "/v1/wallet/account-balance",
+			wantParams: []client.Param{{"wallet", "funding"}},
+			answer:     `[{"asset":"USDT","available":"250.5","locked":"0"}]`,
+		},
+		{
 			name: "limit order, postOnly",
 			call: func(ctx context.Context, c *client.Client) (any, error) {
 				return c.PlaceLimitOrder(ctx, client.LimitOrder{Asset1: "BTC", Asset2: "USDT", Side: "BUY", Quantity: "0.5",
@@ -743,6 +788,20 @@ func TestErrors(t *testing.T) {
 			},
 			want: client.Error{Status: 504, Type: "https://github.com/exgate/exgate/blob/main/docs/errors.md#exchange_timeout",
 				Title: "Exchange timeout", Detail: "no answer", Code: "EXCHANGE_TIMEOUT", RequestID: "r2", ID: "o1", Order: &pendingOrder},
+		},
+		{
+			name: "transfer timeout being reconciled",
+			answer: func(w http.ResponseWriter) {
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(http.StatusGatewayTimeout)
+				_, _ = io.WriteString(w, `{"type":"https://github.com/exgate/exgate/blob/main/docs/errors.md#exchange_timeout",
+"title":"Exchange timeout","status":504,"detail":"no answer","code":"EXCHANGE_TIMEOUT","requestId":"r3","id":"t1",
+"transfer":{"id":"t1","clientTransferId":"t1","asset":"BTC","amount":0.5,"from":"spot","to":"funding","status":"pending","timestamp":5,"exchange":"binance"}}`)
+			},
+			want: client.Error{Status: 504, Type: "https://github.com/exgate/exgate/blob/main/docs/errors.md#exchange_timeout",
+				Title: "Exchange timeout", Detail: "no answer", Code: "EXCHANGE_TIMEOUT", RequestID: "r3", ID: "t1", Transfer: &exgate.Transfer{
+					ID: "t1", ClientTransferID: "t1", Asset: "BTC", Amount: exgate.NewNumber(decimal.RequireFromString("0.5")),
+					From: exgate.WalletSpot, To: exgate.WalletFunding, Status: exgate.TransferPending, Timestamp: 5, Exchange: "binance"}},
 		},
 		{
 			name:      "order timeout with a malformed order",

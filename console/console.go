@@ -39,16 +39,18 @@ type Journal interface {
 // HealthCheck is one line of the health page.
 type HealthCheck struct {
 	Name string
-	// State is ok, warn or fail.
+	// State is ok, warn, fail or unchecked.
 	State  string
 	Detail string
 }
 
-// Health states.
+// Health states. HealthUnchecked is a check not made (an exchange no
+// exchange key uses): shown apart from ok, never as a green light.
 const (
-	HealthOK   = "ok"
-	HealthWarn = "warn"
-	HealthFail = "fail"
+	HealthOK        = "ok"
+	HealthWarn      = "warn"
+	HealthFail      = "fail"
+	HealthUnchecked = "unchecked"
 )
 
 // Options configure the console.
@@ -197,6 +199,18 @@ func (h *Handler) routes() {
 		w.Header().Set("Cache-Control", "no-cache")
 		static.ServeHTTP(w, r)
 	}))
+	// Browsers ask for /favicon.ico whatever the page links: the same
+	// icon, rather than a 404 on every page.
+	h.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		b, err := fs.ReadFile(assets, "favicon.svg")
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "max-age=86400")
+		_, _ = w.Write(b)
+	})
 	h.mux.HandleFunc("GET /login", h.loginPage)
 	h.mux.HandleFunc("POST /login", h.login)
 	h.mux.HandleFunc("POST /logout", h.action(h.logout))
@@ -215,6 +229,10 @@ func (h *Handler) routes() {
 	h.mux.HandleFunc("POST /keys/{api}/exchange-keys/{name}/allow-address", h.action(h.allowAddress))
 	h.mux.HandleFunc("POST /keys/{api}/exchange-keys/{name}/deny-address", h.action(h.denyAddress))
 	h.mux.HandleFunc("POST /keys/{api}/exchange-keys/{name}/cancel", h.action(h.cancelOrder))
+	h.mux.HandleFunc("POST /keys/{api}/exchange-keys/{name}/transfer", h.action(h.transfer))
+	h.mux.HandleFunc("GET /risk", h.page(h.riskPage))
+	h.mux.HandleFunc("POST /risk/{api}/halt", h.action(h.haltKey))
+	h.mux.HandleFunc("POST /risk/{api}/resume", h.action(h.resumeKey))
 	h.mux.HandleFunc("GET /market", h.page(h.marketPage))
 	h.mux.HandleFunc("GET /health", h.page(h.healthPage))
 

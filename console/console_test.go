@@ -490,7 +490,9 @@ func TestCancelThroughJournal(t *testing.T) {
 		t.Errorf("journaled cancels = %d, want 1", len(cancels))
 	}
 	_, _, page = b.get(account)
-	if strings.Contains(page, `<tr data-order-id="`+o.ID+`">`+"\n  <td><code>") {
+	_, open, _ := strings.Cut(page, `id="open-orders"`)
+	open, _, _ = strings.Cut(open, "</table>")
+	if strings.Contains(open, `data-order-id="`+o.ID+`"`) {
 		t.Error("the canceled order is still listed as open")
 	}
 	if !regexp.MustCompile(`(?s)id="journal-orders".*` + o.ID + `.*CANCELED.*final: nothing to do`).MatchString(page) {
@@ -517,12 +519,21 @@ func TestMarketEndpoints(t *testing.T) {
 		{"/api/market/book?exchange=binance", 400, "not enabled"},
 		{"/api/market/book?symbol=NOPE/USDT", 400, "UNKNOWN_SYMBOL"},
 		{"/market?symbol=ETH/USDT&interval=1h", 200, `data-symbol="ETH/USDT"`},
+		// The exchange's pairs are offered in the pair field.
+		{"/market?symbol=ETH/USDT", 200, `<option value="SOL/USDT">`},
+		// An unknown pair is said once, with the pairs to pick from, and
+		// the page starts no reads of it (issue 25).
+		{"/market?symbol=NOPE/USDT", 200, "NOPE/USDT is not listed on sim: pick one of its"},
+		{"/market?symbol=USDT/BTC", 200, "(it lists BTC/USDT)"},
 	}
 	for _, tc := range tests {
 		code, _, body := b.get(tc.path)
 		if code != tc.code || !strings.Contains(body, tc.has) {
 			t.Errorf("GET %s = %d %.200s, want %d with %s", tc.path, code, body, tc.code, tc.has)
 		}
+	}
+	if _, _, body := b.get("/market?symbol=NOPE/USDT"); strings.Contains(body, `id="market"`) {
+		t.Errorf("the page of an unknown pair starts the charts' reads")
 	}
 }
 

@@ -6,9 +6,13 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/httpapi"
 )
 
 // MarketFeed is what the market page draws: klines and the order book of
@@ -103,6 +107,34 @@ type marketData struct {
 	Query     marketQuery
 	Exchanges []string
 	Intervals []string
+	// Symbols are the exchange's pairs as BASE/QUOTE, offered in the
+	// pair field; empty when the exchange cannot list them.
+	Symbols []string
+}
+
+// symbolsTimeout bounds the market page's wait for the exchange's pairs.
+const symbolsTimeout = 5 * time.Second
+
+// listSymbols returns the exchange's pairs as BASE/QUOTE, or nil when it
+// cannot list them (no SymbolLister, or an error: the page then goes on
+// without the list).
+func (h *Handler) listSymbols(ctx context.Context, exchange string) []string {
+	sl, ok := exgate.Ability[exgate.SymbolLister](h.o.Exchanges[exchange])
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, symbolsTimeout)
+	defer cancel()
+	infos, err := sl.Symbols(ctx, exgate.Credential{Exchange: exchange}, exgate.SymbolFilter{})
+	if err != nil {
+		h.o.Logger.Warn("console: the exchange's pairs", "exchange", exchange, "err", err)
+		return nil
+	}
+	out := make([]string, 0, len(infos))
+	for _, in := range infos {
+		out = append(out, exgate.Symbol{Base: in.Asset1, Quote: in.Asset2}.String())
+	}
+	return out
 }
 
 func (h *Handler) marketPage(w http.ResponseWriter, r *http.Request, s session) {
@@ -117,9 +149,24 @@ func (h *Handler) marketPage(w http.ResponseWriter, r *http.Request, s session) 
 	if m.Err != "" {
 		status = http.StatusBadRequest
 	}
+	var symbols []string
+	if m.Err == "" {
+		symbols = h.listSymbols(r.Context(), m.Exchange)
+		// A pair the exchange does not list is said once, here, with
+		// the list to pick from: the page does not start polling it (a
+		// refused read every 2 seconds). It is a page to choose from, not
+		// a failed request.
+		if len(symbols) > 0 && !slices.Contains(symbols, m.Symbol.String()) {
+			m.Err = m.Symbol.String() + " is not listed on " + m.Exchange
+			if slices.Contains(symbols, m.Symbol.Inverse().String()) {
+				m.Err += " (it lists " + m.Symbol.Inverse().String() + ")"
+			}
+			m.Err += ": pick one of its " + strconv.Itoa(len(symbols)) + " pairs"
+		}
+	}
 	h.render(w, r, status, "market", page{Title: "Market " + m.Symbol.String(), Nav: "market", CSRF: s.csrf, LoggedIn: true,
 		Error: m.Err, Scripts: []string{"vendor/lightweight-charts.standalone.production.js", "market.js"},
-		Data: marketData{Query: m, Exchanges: names, Intervals: []string{"1m", "5m", "15m", "1h", "4h", "1d"}}})
+		Data: marketData{Query: m, Exchanges: names, Intervals: []string{"1m", "5m", "15m", "1h", "4h", "1d"}, Symbols: symbols}})
 }
 
 // klines answers the market page's poll for candles: the API's own kline
@@ -156,7 +203,7 @@ func (h *Handler) book(w http.ResponseWriter, r *http.Request, _ session) {
 
 func (h *Handler) apiError(w http.ResponseWriter, err error) {
 	if e, ok := errors.AsType[*exgate.Error](err); ok {
-		writeProblem(w, e.Code.Status(), string(e.Code), e.Detail)
+		writeProblem(w, httpapi.Status(e.Code), string(e.Code), e.Detail)
 		return
 	}
 	h.o.Logger.Error("console: market data", "err", err)

@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/httpapi"
 )
 
 // page is what every template gets.
@@ -73,8 +75,18 @@ type keyRow struct {
 	AllowIPs  string
 }
 
+// accountLink is an exchange key of an active client key, linked from the
+// keys page straight to its account page (balances, orders, withdrawals).
+type accountLink struct {
+	APIKey, Label, Name, Exchange string
+	Paper                         bool
+}
+
 type keysData struct {
 	Keys []keyRow
+	// Accounts are every active client key's exchange keys: after
+	// logging in, an account page is one click away.
+	Accounts []accountLink
 	// Created is the key just created: the one time its secret is shown.
 	Created *exgate.ClientKey
 }
@@ -98,9 +110,20 @@ func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, s session, 
 		}
 		d.Keys = append(d.Keys, keyRow{APIKey: k.APIKey, Label: k.Label, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt,
 			Active: k.Active(), Legacy: k.LegacySigning, AllowIPs: exgate.FormatIPAllowlist(ips)})
+		if !k.Active() {
+			continue
+		}
+		creds, err := h.o.Store.ListCredentials(r.Context(), k.APIKey)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		for _, c := range creds {
+			d.Accounts = append(d.Accounts, accountLink{APIKey: k.APIKey, Label: k.Label, Name: c.Name, Exchange: c.Exchange, Paper: c.Paper})
+		}
 	}
 	h.render(w, r, status, "keys", page{Title: "Client keys", Nav: "keys", CSRF: s.csrf, LoggedIn: true,
-		Notice: notice, Error: problem, Scripts: []string{"console.js"}, Data: d})
+		Notice: notice, Error: problem, Data: d})
 }
 
 // createKey makes a client key and shows its secret on this answer only:
@@ -335,7 +358,7 @@ func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request, s session)
 	entry := exgate.AuditEntry{Actor: exgate.AuditActorConsole, Action: "order cancel", APIKey: api, ExchangeKey: name,
 		Details: map[string]string{"id": id}, IntentID: id, Remote: r.RemoteAddr, Status: http.StatusOK}
 	if e, ok := errors.AsType[*exgate.Error](err); ok {
-		entry.Code, entry.Status = string(e.Code), e.Code.Status()
+		entry.Code, entry.Status = string(e.Code), httpapi.Status(e.Code)
 	} else if err != nil {
 		entry.Status = http.StatusInternalServerError
 	}
@@ -347,6 +370,77 @@ func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request, s session)
 		return
 	}
 	http.Redirect(w, r, back+"?notice="+queryEscape("order "+id+" is "+string(o.Status)), http.StatusSeeOther)
+}
+
+// TransferJournal is the journal's transfer (docs/contract.md 2.10): when
+// Options.Journal has it, the account page offers a transfer form.
+type TransferJournal interface {
+	Transfer(ctx context.Context, cred exgate.Credential, req exgate.TransferRequest, clientRef string) (exgate.Transfer, error)
+}
+
+// transfer moves funds between an exchange key's two wallets through the
+// journal, so that it is journaled, idempotent and reconciled like one
+// sent to POST /v1/wallet/transfer, and records it in the audit trail. As
+// on the API, the exchange key needs the trade permission.
+func (h *Handler) transfer(w http.ResponseWriter, r *http.Request, s session) {
+	api, name := r.PathValue("api"), r.PathValue("name")
+	back := accountPath(api, name)
+	cred, ok := h.credential(w, r, s, api, name)
+	if !ok {
+		return
+	}
+	f := r.PostForm
+	details := map[string]string{"asset": f.Get("asset"), "amount": f.Get("amount"), "from": f.Get("from"), "to": f.Get("to")}
+	req, err := transferForm(f)
+	tj, isJournal := h.o.Journal.(TransferJournal)
+	switch {
+	case err != nil:
+	case !isJournal:
+		err = exgate.Errorf(exgate.CodeNotImplemented, "this console has no journal to send transfers through")
+	case !cred.Allows(exgate.PermissionTrade):
+		err = exgate.Errorf(exgate.CodePermissionDenied, "the exchange key %s lacks the trade permission a transfer needs", name)
+	}
+	var t exgate.Transfer
+	if err == nil {
+		t, err = tj.Transfer(r.Context(), cred, req, "")
+	}
+	entry := exgate.AuditEntry{Actor: exgate.AuditActorConsole, Action: "transfer", APIKey: api, ExchangeKey: name,
+		Details: details, IntentID: t.ID, Remote: r.RemoteAddr, Status: http.StatusOK}
+	if e, ok := errors.AsType[*exgate.Error](err); ok {
+		entry.Code, entry.Status = string(e.Code), httpapi.Status(e.Code)
+	} else if err != nil {
+		entry.Status = http.StatusInternalServerError
+	}
+	if _, aerr := h.o.Store.AppendAudit(r.Context(), entry); aerr != nil {
+		h.o.Logger.ErrorContext(r.Context(), "console: the audit trail could not record a transfer", "err", aerr)
+	}
+	if err != nil {
+		http.Redirect(w, r, back+"?problem="+queryEscape("transfer: "+err.Error()), http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, back+"?notice="+queryEscape("transfer "+t.ID+" of "+t.Amount.String()+" "+t.Asset+" from "+string(t.From)+
+		" to "+string(t.To)+" is "+string(t.Status)), http.StatusSeeOther)
+}
+
+// transferForm reads the transfer form, refusing what the API would.
+func transferForm(f url.Values) (exgate.TransferRequest, error) {
+	var req exgate.TransferRequest
+	req.Asset = exgate.NormalizeAsset(strings.TrimSpace(f.Get("asset")))
+	amount, err := exgate.ParseDecimal(strings.TrimSpace(f.Get("amount")))
+	if err != nil {
+		return req, exgate.ParamError("amount", "amount must be a decimal number")
+	}
+	req.Amount = amount
+	if req.From, err = exgate.ParseWalletKind(f.Get("from")); err != nil {
+		return req, exgate.ParamError("from", "%v", err)
+	}
+	if req.To, err = exgate.ParseWalletKind(f.Get("to")); err != nil {
+		return req, exgate.ParamError("to", "%v", err)
+	}
+	if req.Asset == "" || len(req.Asset) > 20 {
+		return req, exgate.ParamError("asset", "asset must be an asset code")
+	}
+	return req, exgate.CheckTransfer(req)
 }
 
 // credential reads an exchange key with its secrets, for a call to the
@@ -365,15 +459,24 @@ func (h *Handler) credential(w http.ResponseWriter, r *http.Request, s session, 
 }
 
 // journalRow is an order or withdrawal of the journal as the account
-// page lists it: numbers are the exact decimal text of the recorded
-// answer.
+// page lists it, one column a field: numbers are the exact decimal text
+// of the recorded answer, or of the request when the answer is a refusal
+// (which records no amounts).
 type journalRow struct {
 	ID, ClientRef, Kind string
 	State               exgate.IntentState
 	Status              string
-	What                string
-	CreatedAt           time.Time
-	UpdatedAt           time.Time
+	// Reason is the refusal's detail when the answer was a problem.
+	Reason string
+	// An order's pair, side, quantity (with the asset it is in), limit
+	// price and executed quantity.
+	Pair, Side, Quantity, Price, Executed string
+	// A withdrawal's amount, asset, network, address and tag; a
+	// transfer's amount, asset and wallets.
+	Amount, Asset, Network, Address, Tag string
+	From, To                             string
+	CreatedAt                            time.Time
+	UpdatedAt                            time.Time
 	// Reconcile says what reconciliation is doing with an unfinished
 	// intent; empty when it is final.
 	Reconcile string
@@ -394,9 +497,33 @@ type recorded struct {
 	Executed   json.Number `json:"executedQuantity"`
 	Amount     json.Number `json:"amount"`
 	ToAddress  string      `json:"toAddress"`
+	Tag        string      `json:"tag"`
+	From       string      `json:"from"`
+	To         string      `json:"to"`
 	Network    string      `json:"network"`
 	Code       string      `json:"code"`
 	Detail     string      `json:"detail"`
+}
+
+// requested is the part of a journaled request the account page shows
+// when the answer is a refusal: the journal's own encoding of
+// exgate.OrderRequest (with the limit order's in Limit) and
+// exgate.WithdrawalRequest.
+type requested struct {
+	Symbol     exgate.Symbol
+	Side       string
+	Quantity   json.Number
+	QuantityIn exgate.QuantityIn
+	Limit      *struct {
+		Symbol   exgate.Symbol
+		Side     string
+		Quantity json.Number
+		Price    json.Number
+	}
+	Asset, Network, Address, Tag string
+	Amount                       json.Number
+	// A transfer's wallets (exgate.TransferRequest).
+	From, To string
 }
 
 func describeIntent(it exgate.Intent, now time.Time) journalRow {
@@ -405,29 +532,34 @@ func describeIntent(it exgate.Intent, now time.Time) journalRow {
 	if len(it.Response) > 0 {
 		_ = json.Unmarshal(it.Response, &rec)
 	}
+	var req requested
+	_ = json.Unmarshal(it.Request, &req)
+	row.Status = rec.Status
+	if rec.Code != "" {
+		row.Status, row.Reason = rec.Code, rec.Detail
+	}
 	switch {
-	case rec.Code != "":
-		row.Status = rec.Code
-		row.What = rec.Detail
+	case it.Kind == exgate.IntentWithdrawal && rec.Code == "" && rec.Asset != "":
+		row.Amount, row.Asset, row.Network, row.Address, row.Tag = string(rec.Amount), rec.Asset, rec.Network, rec.ToAddress, rec.Tag
 	case it.Kind == exgate.IntentWithdrawal:
-		row.Status = rec.Status
-		row.What = strings.TrimSpace(string(rec.Amount) + " " + rec.Asset + " to " + rec.ToAddress + " (" + rec.Network + ")")
-	default:
-		row.Status = rec.Status
-		what := rec.Side + " " + string(rec.Quantity) + " " + rec.QuantityIn
-		if rec.Asset1 != "" {
-			what += " on"
+		row.Amount, row.Asset, row.Network, row.Address, row.Tag = string(req.Amount), req.Asset, req.Network, req.Address, req.Tag
+	case it.Kind == exgate.IntentTransfer && rec.Code == "" && rec.Asset != "":
+		row.Amount, row.Asset, row.From, row.To = string(rec.Amount), rec.Asset, rec.From, rec.To
+	case it.Kind == exgate.IntentTransfer:
+		row.Amount, row.Asset, row.From, row.To = string(req.Amount), req.Asset, req.From, req.To
+	case rec.Code == "" && rec.Asset1 != "":
+		row.Pair, row.Side = rec.Asset1+"/"+rec.Asset2, rec.Side
+		row.Quantity = strings.TrimSpace(string(rec.Quantity) + " " + rec.QuantityIn)
+		row.Price, row.Executed = string(rec.Price), string(rec.Executed)
+	case req.Limit != nil:
+		row.Pair, row.Side = req.Limit.Symbol.String(), req.Limit.Side
+		row.Quantity, row.Price = string(req.Limit.Quantity)+" "+req.Limit.Symbol.Base, string(req.Limit.Price)
+	case req.Symbol.Base != "":
+		in := req.Symbol.Base
+		if req.QuantityIn == exgate.InQuote {
+			in = req.Symbol.Quote
 		}
-		if rec.Asset1 != "" {
-			what += " " + rec.Asset1 + "/" + rec.Asset2
-		}
-		if rec.Price != "" {
-			what += " @ " + string(rec.Price)
-		}
-		if rec.Executed != "" {
-			what += ", executed " + string(rec.Executed)
-		}
-		row.What = strings.TrimSpace(what)
+		row.Pair, row.Side, row.Quantity = req.Symbol.String(), req.Side, string(req.Quantity)+" "+in
 	}
 	if row.Status == "" {
 		row.Status = "(no answer recorded yet)"
@@ -479,6 +611,12 @@ type accountData struct {
 	OpenErr     string
 	Orders      []journalRow
 	Withdrawals []journalRow
+	// Two is set when the exchange has a funding wallet beside spot
+	// (docs/contract.md 2.10): its balances and the transfer form show.
+	Two         bool
+	Funding     []exgate.Balance
+	FundingErr  string
+	Transfers   []journalRow
 	Deposits    []exgate.Deposit
 	DepositsErr string
 	Addresses   []addressRow
@@ -529,6 +667,12 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s session)
 		} else {
 			d.OpenErr = "this exchange's adapter has no order lifecycle"
 		}
+		if wt, ok := exgate.TransfersFor(ex, cred); ok {
+			d.Two = true
+			if d.Funding, err = wt.WalletBalances(r.Context(), cred, exgate.WalletFunding); err != nil {
+				d.Funding, d.FundingErr = nil, err.Error()
+			}
+		}
 		if d.Deposits, err = ex.RecentDeposits(r.Context(), cred, exgate.DepositFilter{}); err != nil {
 			d.DepositsErr = err.Error()
 		}
@@ -536,17 +680,20 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s session)
 			d.Deposits = d.Deposits[:20]
 		}
 	}
-	for _, kind := range []exgate.IntentKind{exgate.IntentOrder, exgate.IntentWithdrawal} {
+	for _, kind := range []exgate.IntentKind{exgate.IntentOrder, exgate.IntentWithdrawal, exgate.IntentTransfer} {
 		its, err := h.o.Store.RecentIntents(r.Context(), cred.ID, kind, 50)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
 		for _, it := range its {
-			if kind == exgate.IntentOrder {
+			switch kind {
+			case exgate.IntentOrder:
 				d.Orders = append(d.Orders, describeIntent(it, now))
-			} else {
+			case exgate.IntentWithdrawal:
 				d.Withdrawals = append(d.Withdrawals, describeIntent(it, now))
+			default:
+				d.Transfers = append(d.Transfers, describeIntent(it, now))
 			}
 		}
 	}

@@ -21,13 +21,10 @@ import (
 // exchange's history.
 type transferLedger interface {
 	Transfer(ctx context.Context, cred exgate.Credential, req exgate.TransferRequest, clientRef string) (exgate.Transfer, error)
-	TransferRecord(ctx context.Context, apiKey, id, clientRef string) (exgate.Transfer, error)
-}
-
-// oneWallet is the refusal of a wallet other than spot on an exchange
-// with one wallet.
-func oneWallet(param, exchange string) error {
-	return exgate.ParamError(param, "%s has one wallet here, spot: %s must be spot (docs/contract.md 2.10)", exchange, param)
+	TransferRecordOf(ctx context.Context, cred exgate.Credential, id, clientRef string) (exgate.Transfer, error)
+	// LabelTransfers puts the gateway's and the client's ids on the
+	// transfers the gateway sent.
+	LabelTransfers(ctx context.Context, apiKey string, ts []exgate.Transfer) []exgate.Transfer
 }
 
 // wallet reads a wallet parameter: spot or funding, def when absent.
@@ -79,11 +76,8 @@ func (s *Server) handleTransfer(w http.ResponseWriter, r *http.Request, c *call)
 	if err != nil {
 		return err
 	}
-	if _, ok := exgate.Ability[exgate.WalletTransfers](c.ex); !ok {
-		if req.To != exgate.WalletSpot {
-			return oneWallet("to", c.cred.Exchange)
-		}
-		return oneWallet("from", c.cred.Exchange)
+	if _, ok := exgate.TransfersFor(c.ex, c.cred); !ok {
+		return exgate.OneWalletTransfer(c.cred.Exchange, req)
 	}
 	if s.xfers == nil {
 		return exgate.Errorf(exgate.CodeNotImplemented, "transfers are not available through this gateway's journal")
@@ -103,7 +97,7 @@ func (s *Server) handleTransferRecord(w http.ResponseWriter, r *http.Request, c 
 	if s.xfers == nil {
 		return exgate.Errorf(exgate.CodeNotFound, "no transfer with that id for this API key")
 	}
-	tr, err := s.xfers.TransferRecord(r.Context(), c.apiKey, id, ref)
+	tr, err := s.xfers.TransferRecordOf(r.Context(), c.cred, id, ref)
 	if err != nil {
 		return err
 	}
@@ -121,13 +115,16 @@ func (s *Server) handleTransfers(w http.ResponseWriter, r *http.Request, c *call
 	if err != nil {
 		return err
 	}
-	wt, ok := exgate.Ability[exgate.WalletTransfers](c.ex)
+	wt, ok := exgate.TransfersFor(c.ex, c.cred)
 	if !ok {
 		return writeJSON(w, []exgate.Transfer{})
 	}
 	ts, err := wt.RecentTransfers(r.Context(), c.cred, exgate.TransferFilter{Asset: asset})
 	if err != nil {
 		return err
+	}
+	if s.xfers != nil {
+		ts = s.xfers.LabelTransfers(r.Context(), c.apiKey, ts)
 	}
 	if ts == nil {
 		ts = []exgate.Transfer{}
@@ -140,9 +137,9 @@ func (s *Server) walletBalances(ctx context.Context, c *call, wallet exgate.Wall
 	if wallet == exgate.WalletSpot {
 		return c.ex.Balances(ctx, c.cred)
 	}
-	wt, ok := exgate.Ability[exgate.WalletTransfers](c.ex)
+	wt, ok := exgate.TransfersFor(c.ex, c.cred)
 	if !ok {
-		return nil, oneWallet("wallet", c.cred.Exchange)
+		return nil, exgate.OneWallet(c.cred.Exchange, "wallet")
 	}
 	return wt.WalletBalances(ctx, c.cred, wallet)
 }

@@ -86,6 +86,12 @@ func TestTransfersOnSim(t *testing.T) {
 	if err := json.Unmarshal(r.body, &hist); err != nil || r.status != 200 || len(hist) != 2 {
 		t.Fatalf("history: %d %s", r.status, r.body)
 	}
+	// Listed with the ids the client knows.
+	for _, h := range hist {
+		if (h.ID != out.ID || h.ClientTransferID != "move-1") && (h.ID != back.ID || h.ClientTransferID != back.ID) {
+			t.Errorf("history entry %+v, want the ids of %+v or %+v", h, out, back)
+		}
+	}
 	if got := decodeTransfer(t, g.do(request{path: "/v1/wallet/transfer", query: "clientTransferId=move-1"})); got.ID != out.ID {
 		t.Errorf("by clientTransferId: %+v", got)
 	}
@@ -229,5 +235,29 @@ func TestTransferFaultsOnSim(t *testing.T) {
 				t.Errorf("funding ETH %q, want %s moved", funding["ETH"], wantMoved)
 			}
 		})
+	}
+}
+
+// TestTransferAudited: a transfer is in the audit trail with its outcome
+// and the transfer's id, a refused one with its code.
+func TestTransferAudited(t *testing.T) {
+	g, _ := newControlledGateway(t, nil)
+	ctx := t.Context()
+	ok := g.do(request{method: "POST", path: "/v1/wallet/transfer", body: `"asset":"BTC","amount":"1","from":"spot","to":"funding","clientTransferId":"a-1"`})
+	moved := decodeTransfer(t, ok)
+	wantProblem(t, g.do(request{method: "POST", path: "/v1/wallet/transfer", body: `"asset":"BTC","amount":"1","from":"spot","to":"spot"`}), 400, "INVALID_PARAMETER", "to")
+	if err := g.api.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.store.AuditLog(ctx, exgate.AuditFilter{})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("audit entries %+v, %v; want 2", got, err)
+	}
+	bad, good := got[0], got[1]
+	if good.Action != "POST /v1/wallet/transfer" || good.Status != 200 || good.IntentID != moved.ID || good.Details["clientTransferId"] != "a-1" {
+		t.Errorf("transfer entry %+v", good)
+	}
+	if bad.Action != "POST /v1/wallet/transfer" || bad.Status != 400 || bad.Code != "INVALID_PARAMETER" {
+		t.Errorf("refused transfer entry %+v", bad)
 	}
 }

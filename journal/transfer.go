@@ -29,9 +29,9 @@ var transferKind = kind[exgate.TransferRequest, exgate.Transfer]{
 	rejected: exgate.CodeTransferRejected,
 	setID:    func(r *exgate.TransferRequest, id string) { r.ClientTransferID = id },
 	submit: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.TransferRequest) (exgate.Transfer, error) {
-		wt, ok := exgate.Ability[exgate.WalletTransfers](ex)
+		wt, ok := exgate.TransfersFor(ex, cred)
 		if !ok {
-			return exgate.Transfer{}, noTransfers(ex, r)
+			return exgate.Transfer{}, exgate.OneWalletTransfer(ex.Name(), r)
 		}
 		return wt.Transfer(ctx, cred, r)
 	},
@@ -72,22 +72,12 @@ var transferKind = kind[exgate.TransferRequest, exgate.Transfer]{
 }
 
 func queryTransfer(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.TransferRequest, q exgate.TransferQuery) (exgate.Transfer, error) {
-	wt, ok := exgate.Ability[exgate.WalletTransfers](ex)
+	wt, ok := exgate.TransfersFor(ex, cred)
 	if !ok {
-		return exgate.Transfer{}, noTransfers(ex, r)
+		return exgate.Transfer{}, exgate.OneWalletTransfer(ex.Name(), r)
 	}
 	q.Asset, q.Amount, q.From, q.To = r.Asset, r.Amount, r.From, r.To
 	return wt.QueryTransfer(ctx, cred, q)
-}
-
-// noTransfers is the refusal of a transfer on an exchange with one
-// wallet; the HTTP API refuses it before it reaches the journal.
-func noTransfers(ex exgate.Exchange, r exgate.TransferRequest) error {
-	param := "to"
-	if r.To == exgate.WalletSpot {
-		param = "from"
-	}
-	return exgate.ParamError(param, "%s has one wallet here, spot: there is nothing to transfer to or from", ex.Name())
 }
 
 // Transfer submits a transfer between the account's wallets once per
@@ -100,5 +90,29 @@ func (s *Service) Transfer(ctx context.Context, cred exgate.Credential, req exga
 // TransferRecord returns a transfer of the client by gateway id or client
 // transfer id, refreshed from the exchange while it is not final.
 func (s *Service) TransferRecord(ctx context.Context, apiKey, id, ref string) (exgate.Transfer, error) {
-	return lookup(ctx, s, transferKind, apiKey, id, ref)
+	return lookup(ctx, s, transferKind, apiKey, 0, id, ref)
+}
+
+// TransferRecordOf is OrderOf for a transfer.
+func (s *Service) TransferRecordOf(ctx context.Context, cred exgate.Credential, id, ref string) (exgate.Transfer, error) {
+	return lookup(ctx, s, transferKind, cred.ClientAPIKey, cred.ID, id, ref)
+}
+
+// LabelTransfers puts on transfers read from the exchange the ids the
+// client knows: a transfer the gateway sent (its gateway id is the
+// exchange's client id) gets the gateway's id and the client's
+// clientTransferId; any other keeps the exchange's id, without a client
+// id (Binance's history has none: its ids are its tranIds).
+func (s *Service) LabelTransfers(ctx context.Context, apiKey string, ts []exgate.Transfer) []exgate.Transfer {
+	for i, t := range ts {
+		if it, ok := s.sent(ctx, apiKey, exgate.IntentTransfer, t.ClientTransferID); ok {
+			ts[i].ID, ts[i].ClientTransferID = it.ID, it.ClientRef
+			continue
+		}
+		if t.ExchangeID != "" {
+			ts[i].ID = t.ExchangeID
+		}
+		ts[i].ClientTransferID = ""
+	}
+	return ts
 }

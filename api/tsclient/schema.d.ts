@@ -606,7 +606,7 @@ export interface components {
          */
         Interval: "1m" | "3m" | "5m" | "15m" | "30m" | "1h" | "2h" | "4h" | "6h" | "8h" | "12h" | "1d" | "3d" | "1w" | "1M";
         /** @enum {string} */
-        Exchange: "binance" | "kraken" | "gateio" | "sim";
+        Exchange: "binance" | "kraken" | "gateio" | "okx" | "bybit" | "sim";
         /**
          * @example {
          *       "asset1": "BTC",
@@ -1235,7 +1235,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem401"];
             };
         };
-        /** @description The exchange credential lacks the permission the route needs (PERMISSION_DENIED), the client key may not be used from the caller's IP address (IP_NOT_ALLOWED), or the withdrawal's destination is not on the exchange key's allowlist or is still on hold (ADDRESS_NOT_ALLOWED; nothing was sent to the exchange), an order or withdrawal would pass a risk limit of the client key (RISK_LIMIT_EXCEEDED, with limit, value and max), or trading is halted for the key (TRADING_HALTED, with reason); docs/risk.md. Nothing was journaled or sent. */
+        /** @description The exchange credential lacks the permission the route needs, or the client key signs the legacy way (--legacy-signing) and the route is not one of the spec's seven or GET /v1/order (PERMISSION_DENIED), the client key may not be used from the caller's IP address (IP_NOT_ALLOWED), or the withdrawal's destination is not on the exchange key's allowlist or is still on hold (ADDRESS_NOT_ALLOWED; nothing was sent to the exchange), an order or withdrawal would pass a risk limit of the client key (RISK_LIMIT_EXCEEDED, with limit, value and max), or trading is halted for the key (TRADING_HALTED, with reason); docs/risk.md. Nothing was journaled or sent. */
         Forbidden: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -2188,6 +2188,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -2238,6 +2239,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -2288,6 +2290,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -2330,6 +2333,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -2372,6 +2376,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];

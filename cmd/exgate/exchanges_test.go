@@ -12,6 +12,7 @@ import (
 	"github.com/exgate/exgate/exchange/binance/binancefake"
 	"github.com/exgate/exgate/exchange/gateio/gateiofake"
 	"github.com/exgate/exgate/exchange/kraken/krakenfake"
+	"github.com/exgate/exgate/exchange/okx/okxfake"
 )
 
 // exchangeCase is one real exchange's fake, set up for every route.
@@ -28,6 +29,9 @@ type exchangeCase struct {
 // runningFake is an exchange fake as `exgate serve` is pointed at it.
 type runningFake struct {
 	url, key, secret string
+	// passphrase is the key's passphrase, for an exchange whose keys
+	// have one (OKX).
+	passphrase string
 	// env points the exchange's REST and WebSocket URLs at the fake.
 	env map[string]string
 	// fill fills an open order of the account on the fake, named by the
@@ -89,6 +93,32 @@ var exchangeCases = []exchangeCase{
 		withdrawal: client.WithdrawRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: "100"},
 		address:    [2]string{"XRP", "XRP"},
 	},
+	{
+		name: "okx", envURL: "EXGATE_OKX_URL",
+		start: func(t *testing.T) runningFake {
+			f := okxfake.New(okxfake.Options{})
+			t.Cleanup(f.Close)
+			// Orders use the trading account, withdrawals the funding one.
+			if err := f.AddAccount(okxfake.Account{APIKey: "okey", Secret: "osecret", Passphrase: "opass",
+				Balances: map[string]string{"USDT": "100000", "BTC": "2"}, Funding: map[string]string{"USDT": "1000"}}); err != nil {
+				t.Fatal(err)
+			}
+			return runningFake{url: f.URL, key: "okey", secret: "osecret", passphrase: "opass",
+				env:  map[string]string{"EXGATE_OKX_URL": f.URL, "EXGATE_OKX_WS_URL": f.WSURL()},
+				fill: func(id string) error { return f.FillOrder("okey", id) }, pauseStreams: f.PauseStreams}
+		},
+		withdrawal: client.WithdrawRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: "100"},
+		address:    [2]string{"XRP", "XRP"},
+	},
+}
+
+// keyArgs are the exchange-keys add arguments of the fake's account.
+func (f runningFake) keyArgs() []string {
+	args := []string{"--key", f.key, "--secret", f.secret}
+	if f.passphrase != "" {
+		args = append(args, "--passphrase", f.passphrase)
+	}
+	return args
 }
 
 // TestServeEveryRouteOnEachExchange runs `exgate serve` with the
@@ -98,7 +128,7 @@ func TestServeEveryRouteOnEachExchange(t *testing.T) {
 	for _, ec := range exchangeCases {
 		t.Run(ec.name, func(t *testing.T) {
 			fake := ec.start(t)
-			url, key, secret := fake.url, fake.key, fake.secret
+			url := fake.url
 			env := map[string]string{"EXGATE_DATA_DIR": t.TempDir(), ec.envURL: url}
 			out, err := runCmd(t, env, "keys", "create", "--label", ec.name)
 			if err != nil {
@@ -106,8 +136,8 @@ func TestServeEveryRouteOnEachExchange(t *testing.T) {
 			}
 			var ck struct{ APIKey, SecretKey string }
 			_ = json.Unmarshal([]byte(out), &ck)
-			if out, err := runCmd(t, env, "exchange-keys", "add", "--api-key", ck.APIKey, "--name", "main", "--exchange", ec.name,
-				"--key", key, "--secret", secret, "--permissions", "read,trade,withdraw"); err != nil {
+			args := append([]string{"exchange-keys", "add", "--api-key", ck.APIKey, "--name", "main", "--exchange", ec.name}, fake.keyArgs()...)
+			if out, err := runCmd(t, env, append(args, "--permissions", "read,trade,withdraw")...); err != nil {
 				t.Fatal(err, out)
 			}
 			logs, errc := startServer(t, env, "serve", "--addr", "127.0.0.1:0")

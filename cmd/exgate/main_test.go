@@ -184,6 +184,24 @@ func TestDemo(t *testing.T) {
 			t.Errorf("exgate stream printed %q, not one JSON message a line", line)
 		}
 	}
+	// Transfers between the demo key's two wallets (docs/contract.md
+	// 2.10) through the gateway as demo wires it.
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"POST", "/v1/wallet/transfer", "asset=BTC", "amount=1.5", "from=spot", "to=funding", "clientTransferId=demo-move"}, `"status":"completed"`},
+		{[]string{"GET", "/v1/wallet/account-balance", "wallet=funding"}, `{"asset":"BTC","available":"1.5","locked":"0"}`},
+		{[]string{"GET", "/v1/wallet/transfer", "clientTransferId=demo-move"}, `"from":"spot","to":"funding"`},
+		{[]string{"GET", "/v1/wallet/transfers", "asset=BTC"}, `"clientTransferId":"demo-move"`},
+		{[]string{"POST", "/v1/wallet/transfer", "asset=BTC", "amount=1.5", "from=funding", "to=spot"}, `"status":"completed"`},
+		{[]string{"GET", "/v1/wallet/account-balance", "wallet=funding"}, `[]`},
+	} {
+		got, err := runCmd(t, env, append([]string{"call"}, step.args...)...)
+		if err != nil || !strings.Contains(got, step.want) {
+			t.Fatalf("call %s: %v %s; want %s", strings.Join(step.args, " "), err, got, step.want)
+		}
+	}
 	// A refused subscription ends the command with the gateway's error.
 	got, err = runCmd(t, env, "stream", "book", "asset1=BTC", "asset2=USDT", "depth=101")
 	if err == nil || !strings.Contains(got, `"code":"INVALID_PARAMETER"`) {

@@ -34,8 +34,8 @@ func TestStreamOnEachExchange(t *testing.T) {
 			}
 			var ck struct{ APIKey, SecretKey string }
 			_ = json.Unmarshal([]byte(out), &ck)
-			if out, err := runCmd(t, env, "exchange-keys", "add", "--api-key", ck.APIKey, "--name", "main", "--exchange", ec.name,
-				"--key", fake.key, "--secret", fake.secret, "--permissions", "read,trade"); err != nil {
+			args := append([]string{"exchange-keys", "add", "--api-key", ck.APIKey, "--name", "main", "--exchange", ec.name}, fake.keyArgs()...)
+			if out, err := runCmd(t, env, append(args, "--permissions", "read,trade")...); err != nil {
 				t.Fatal(err, out)
 			}
 			logs, errc := startServer(t, env, "serve", "--addr", "127.0.0.1:0")

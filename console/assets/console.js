@@ -1,5 +1,7 @@
-// exgate console: the copy buttons of a secret shown once. No framework,
-// no inline script (the Content-Security-Policy allows only this file).
+// exgate console: the copy buttons of a secret shown once, and the
+// confirmation of a form that asks for one (data-confirm: cancelling an
+// order). No framework, no inline script (the Content-Security-Policy
+// allows only this file).
 "use strict";
 document.addEventListener("DOMContentLoaded", function () {
   document.querySelectorAll("button[data-copy]").forEach(function (btn) {
@@ -15,6 +17,11 @@ document.addEventListener("DOMContentLoaded", function () {
         select(src);
         done("Selected: press Ctrl+C.");
       }
+    });
+  });
+  document.querySelectorAll("form[data-confirm]").forEach(function (form) {
+    form.addEventListener("submit", function (e) {
+      if (!window.confirm(form.dataset.confirm)) e.preventDefault();
     });
   });
   function select(el) {

@@ -3,7 +3,8 @@
 // history comes from the console's JSON endpoints; then the page is live
 // from the gateway's stream hub through /api/market/live (Server-Sent
 // Events: "book" and "kline" carry the stream's messages), and polls the
-// JSON endpoints every 2 seconds only when the stream is unavailable.
+// JSON endpoints every 2 seconds only when the stream is unavailable; a
+// refused read (4xx) stops the page rather than being asked again.
 // Prices are shown as the exact decimal strings the API gives; the charts
 // plot them as numbers.
 "use strict";
@@ -29,7 +30,13 @@ document.addEventListener("DOMContentLoaded", function () {
     return fetch(path + "?" + q, { credentials: "same-origin", headers: { Accept: "application/json" } }).then(function (r) {
       if (r.status === 401) { window.location.href = "/login"; throw new Error("logged out"); }
       return r.json().then(function (body) {
-        if (!r.ok) throw new Error(body.detail || r.statusText);
+        if (!r.ok) {
+          var err = new Error(body.detail || r.statusText);
+          // A refusal (an unknown pair, say) stays a refusal: asking
+          // again every 2 seconds would only fill the console with 400s.
+          err.refused = r.status >= 400 && r.status < 500;
+          throw err;
+        }
         return body;
       });
     });
@@ -109,9 +116,12 @@ document.addEventListener("DOMContentLoaded", function () {
   function poll(why) {
     Promise.all([loadKlines(), loadBook()]).then(function () {
       set("market-status", "live (polled every 2 s: " + why + ")");
+      window.setTimeout(function () { poll(why); }, 2000);
     }, function (err) {
+      if (err.refused) { set("market-status", "stopped: " + err.message); return; }
       set("market-status", "update failed: " + err.message);
-    }).then(function () { window.setTimeout(function () { poll(why); }, 2000); });
+      window.setTimeout(function () { poll(why); }, 2000);
+    });
   }
 
   function updated() {
@@ -159,6 +169,7 @@ document.addEventListener("DOMContentLoaded", function () {
     set("market-status", "connecting to the stream");
     if (window.EventSource) stream(); else poll("this browser has no EventSource");
   }, function (err) {
+    if (err.refused) { set("market-status", "stopped: " + err.message); return; }
     set("market-status", "update failed: " + err.message);
     window.setTimeout(function () { poll("the first read failed"); }, 2000);
   });

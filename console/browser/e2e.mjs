@@ -61,8 +61,10 @@ async function shot(page, width, name) {
   await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}.png`), fullPage: true });
 }
 
-// noOverflow: at phone width the page itself never scrolls sideways (wide
-// tables scroll inside their own box).
+// noOverflow: the page itself never scrolls sideways, at 1280 px nor at
+// 390 px; at desktop width no table overflows its box either (every
+// column, the status included, is on screen), while at phone width a wide
+// table may scroll inside its own box.
 async function noOverflow(page, width, what) {
   const w = await page.evaluate(() => document.documentElement.scrollWidth);
   if (w > width + 1) {
@@ -71,6 +73,12 @@ async function noOverflow(page, width, what) {
       .filter((el) => el.getBoundingClientRect().right > vw + 1 && !el.parentElement.closest(".scroll"))
       .slice(0, 5).map((el) => `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}.${el.className}:${Math.round(el.getBoundingClientRect().right)}`), width);
     assert.fail(`${what}: the page is ${w}px wide at a ${width}px viewport: ${wide.join(", ")}`);
+  }
+  if (width >= 1280) {
+    const boxes = await page.evaluate(() => [...document.querySelectorAll(".scroll")]
+      .filter((el) => el.scrollWidth > el.clientWidth + 1)
+      .map((el) => `${el.firstElementChild ? "#" + el.firstElementChild.id : "?"}: ${el.scrollWidth}px in a ${el.clientWidth}px box`));
+    assert.deepEqual(boxes, [], `${what}: tables wider than their box at ${width}px`);
   }
 }
 
@@ -81,8 +89,16 @@ async function run(width, loginURL) {
   step(`${tag}: log in with a fresh one-time link`);
   await page.goto(loginURL);
   await shot(page, width, "login");
+  await noOverflow(page, width, "login");
   await page.getByRole("button", { name: "Log in" }).click();
   await page.waitForURL(`${CONSOLE}/keys`);
+
+  step(`${tag}: the browser's own /favicon.ico is there`);
+  {
+    const r = await page.request.get(`${CONSOLE}/favicon.ico`);
+    assert.equal(r.status(), 200);
+    assert.match(r.headers()["content-type"], /^image\//);
+  }
 
   step(`${tag}: the same link a second time is refused`);
   {
@@ -141,6 +157,7 @@ async function run(width, loginURL) {
   await form.locator('input[name="name"]').fill("paper");
   await form.locator('select[name="exchange"]').selectOption("sim");
   await form.locator('input[name="secret"]').fill("not-needed-for-sim-SECRET");
+  await form.locator('input[name="permissions"][value="withdraw"]').check();
   await page.getByRole("button", { name: "Add exchange key" }).click();
   await page.getByText("exchange key added").waitFor();
   assert.ok(!(await page.content()).includes("not-needed-for-sim-SECRET"));
@@ -160,19 +177,46 @@ async function run(width, loginURL) {
   assert.equal(placed.status, 200, JSON.stringify(order));
   assert.equal(order.status, "PENDING");
 
-  step(`${tag}: the order is in the console's open orders; cancel it there`);
-  await page.getByRole("link", { name: "paper" }).first().click();
+  step(`${tag}: a withdrawal the exchange's rules refuse (below the network's minimum)`);
+  const refusedBody = signedBody(secret, {
+    asset: "ETH", network: "ETH", address: "0x52908400098527886E0F7030069857D2E4169EE7", amount: "0.001",
+    clientWithdrawalId: `e2e-w-${width}`, timestamp: Date.now(),
+  });
+  const refused = await fetch(`${API}/v1/wallet/withdraw`, {
+    method: "POST", body: refusedBody,
+    headers: { "Content-Type": "application/json", "X-API-KEY": apiKey, "X-API-EXCHANGE-KEY": "paper" },
+  });
+  assert.equal(refused.status, 422, await refused.text());
+
+  step(`${tag}: the account is one click from the keys page after login`);
+  await page.goto(`${CONSOLE}/keys`);
+  await page.locator(`#accounts a[href="/keys/${apiKey}/exchange-keys/paper"]`).click();
+  await page.waitForURL(`${CONSOLE}/keys/${apiKey}/exchange-keys/paper`);
+
+  step(`${tag}: the order is in the console's open orders; cancel it there, after a confirmation`);
   const row = page.locator(`#open-orders tr[data-order-id="${order.id}"]`);
   await row.waitFor();
   assert.match(await row.textContent(), /10000\.5/);
   assert.match(await row.textContent(), new RegExp(clientOrderId));
+  // The refused withdrawal is listed with its amount and address, in
+  // columns, the reason under its status.
+  const wrow = page.locator("#journal-withdrawals tr", { hasText: `e2e-w-${width}` });
+  assert.match(await wrow.textContent(), /0\.001/);
+  assert.match(await wrow.locator("code.clip").getAttribute("title"), /^0x52908400098527886E0F7030069857D2E4169EE7$/);
+  assert.match(await wrow.textContent(), /WITHDRAWAL_REJECTED/);
   await noOverflow(page, width, "account");
   await shot(page, width, "account-open-order");
+  // Dismissed: nothing is canceled.
+  page.once("dialog", (d) => d.dismiss());
+  await row.getByRole("button", { name: `Cancel order ${order.id}` }).click();
+  assert.equal(await page.locator(`#open-orders tr[data-order-id="${order.id}"]`).count(), 1, "a dismissed confirmation canceled the order");
+  page.once("dialog", (d) => { assert.match(d.message(), new RegExp(`Cancel order ${order.id}`)); d.accept(); });
   await row.getByRole("button", { name: `Cancel order ${order.id}` }).click();
   await page.getByText(`order ${order.id} is CANCELED`).waitFor();
   assert.equal(await page.locator(`#open-orders tr[data-order-id="${order.id}"]`).count(), 0);
   const journaled = page.locator(`#journal-orders tr[data-order-id="${order.id}"]`);
   assert.match(await journaled.textContent(), /CANCELED/);
+  await noOverflow(page, width, "account after the cancel");
   await shot(page, width, "account");
 
   step(`${tag}: the market page draws BTC/USDT candles and the depth`);
@@ -205,9 +249,34 @@ async function run(width, loginURL) {
   await noOverflow(page, width, "market");
   await shot(page, width, "market");
 
+  step(`${tag}: an unknown pair is said once, with the pairs to pick from, and not polled`);
+  {
+    const other = await newPage(width);
+    const reads = [];
+    other.page.on("request", (r) => { if (r.url().includes("/api/market/")) reads.push(r.url()); });
+    await other.context.addCookies(await context.cookies());
+    await other.page.goto(`${CONSOLE}/market?exchange=sim&symbol=NOPE/USDT&interval=1m`);
+    await other.page.getByText("NOPE/USDT is not listed on sim").waitFor();
+    await other.page.getByRole("link", { name: "BTC/USDT" }).first().waitFor();
+    // Two polling periods of the old page.
+    await other.page.waitForTimeout(4500);
+    assert.deepEqual(reads, [], "the page of an unknown pair reads it");
+    assert.deepEqual(other.problems, [], "the page of an unknown pair logged errors");
+    await noOverflow(other.page, width, "market of an unknown pair");
+    await shot(other.page, width, "market-unknown-pair");
+    await other.context.close();
+  }
+
   step(`${tag}: the health page`);
   await page.goto(`${CONSOLE}/health`);
   await page.getByText("reconciliation backlog").waitFor();
+  // No exchange key here uses Binance: its checks are not made, and say
+  // so rather than showing a green ok.
+  const binance = page.locator("#health tr", { hasText: "binance reachability" });
+  assert.match(await binance.locator(".badge").textContent(), /^unchecked$/);
+  for (const r of await page.locator("#health tr", { hasText: "not checked" }).all()) {
+    assert.notEqual(await r.locator(".badge").textContent(), "ok", `${await r.textContent()} is shown ok`);
+  }
   await noOverflow(page, width, "health");
   await shot(page, width, "health");
 

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -394,4 +395,34 @@ func TestSymbolsFromCurrencyPairs(t *testing.T) {
 	if all, err := e.ex.Symbols(ctx, e.cred, exgate.SymbolFilter{}); err != nil || len(all) != 6 {
 		t.Errorf("every pair: %d, %v", len(all), err)
 	}
+}
+
+// A client id Gate cannot take after "t-" as it is (more than 28
+// characters; docs/contract.md 2.4 allows 36) is sent as its
+// deterministic encoding, and the adapter answers with the client's own
+// id, finds and cancels the order by it.
+func TestLongClientIDs(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := t.Context()
+	for _, id := range []string{"my-order-1", "abcdefghij-abcdefghij-abcdefghij-123", "exactly-28-characters-long-x"} {
+		o, err := e.ex.PlaceLimitOrder(ctx, e.cred, exgate.LimitOrderRequest{Symbol: btcUSDT, Side: exgate.SideBuy, Quantity: dec("0.01"),
+			Price: dec("50000"), TimeInForce: exgate.GTC, ClientOrderID: id})
+		if err != nil || o.ID != id || o.ClientOrderID != id {
+			t.Fatalf("%s: placed %+v, %v", id, o, err)
+		}
+		sent := e.srv.SentOrders("gate-key")
+		text := sent[len(sent)-1].Text
+		if len(text) > 30 || (len(id) <= 28) != (text == "t-"+id) {
+			t.Errorf("%s: sent text %q; want t-<id> when it fits, else its 28-character encoding", id, text)
+		}
+		if got, err := e.ex.QueryOrder(ctx, e.cred, exgate.OrderQuery{Symbol: btcUSDT, ClientOrderID: id}); err != nil || got.ID != id || got.ExchangeOrderID != o.ExchangeOrderID {
+			t.Errorf("%s: read back %+v, %v", id, got, err)
+		}
+		if c, err := e.ex.CancelOrder(ctx, e.cred, exgate.CancelRequest{Symbol: btcUSDT, ClientOrderID: id}); err != nil || c.Status != exgate.OrderCanceled || c.ID != id {
+			t.Errorf("%s: cancel %+v, %v", id, c, err)
+		}
+	}
+	_, err := e.ex.PlaceLimitOrder(ctx, e.cred, exgate.LimitOrderRequest{Symbol: btcUSDT, Side: exgate.SideBuy, Quantity: dec("0.01"),
+		Price: dec("50000"), TimeInForce: exgate.GTC, ClientOrderID: strings.Repeat("y", 37)})
+	wantCode(t, err, exgate.CodeInvalidParameter)
 }

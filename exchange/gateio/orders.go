@@ -3,6 +3,8 @@ package gateio
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,13 +20,32 @@ import (
 	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
-// clientIDRule is what Gate accepts after the "t-" prefix of an order's
+// clientIDRule is the gateway's client id rule (docs/contract.md 2.4: 1 to
+// 36 characters of [A-Za-z0-9_-]; Gate's "." is taken too), which the
+// adapter takes on Gate by sending textOf the id.
+var clientIDRule = rest.ClientIDRule{Exchange: "gateio", Pattern: regexp.MustCompile(`^[0-9A-Za-z_.-]{1,36}$`), Allowed: "1 to 36 characters of [A-Za-z0-9_-]"}
+
+// textPattern is what Gate accepts after the "t-" prefix of an order's
 // text: at most 28 bytes of 0-9 A-Z a-z _ - . (Gate API v4 docs, Order
 // `text`).
-var clientIDRule = rest.ClientIDRule{Exchange: "gateio", Pattern: regexp.MustCompile(`^[0-9A-Za-z_.-]{1,28}$`), Allowed: "1 to 28 characters of [0-9A-Za-z_.-]"}
+var textPattern = regexp.MustCompile(`^[0-9A-Za-z_.-]{1,28}$`)
 
 // textPrefix starts every client order id Gate accepts.
 const textPrefix = "t-"
+
+// textOf is the text sent for the gateway's client id: "t-" and the id
+// when Gate takes it (the gateway's own ids always qualify), else "t-x"
+// and the first 27 hex digits of the id's SHA-256, which fits Gate's 28
+// characters and is computed again whenever the order is looked up or
+// canceled by the client's id, so the mapping needs no storage. The
+// adapter answers with the client's own id.
+func textOf(id string) string {
+	if textPattern.MatchString(id) {
+		return textPrefix + id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return textPrefix + "x" + hex.EncodeToString(sum[:])[:27]
+}
 
 // orderPlan is what PlaceMarketOrder sends and reports.
 type orderPlan struct {
@@ -68,7 +89,7 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 		return exgate.Order{}, err
 	}
 	body, err := json.Marshal(createOrderBody{
-		Text:         textPrefix + req.ClientOrderID,
+		Text:         textOf(req.ClientOrderID),
 		CurrencyPair: p.id,
 		Type:         "market",
 		Account:      "spot",
@@ -85,8 +106,8 @@ func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential,
 	if err != nil {
 		return exgate.Order{}, err
 	}
-	if o.Text != textPrefix+req.ClientOrderID {
-		e.log.WarnContext(ctx, "gateio answered with another text", "sent", textPrefix+req.ClientOrderID, "got", o.Text)
+	if o.Text != textOf(req.ClientOrderID) {
+		e.log.WarnContext(ctx, "gateio answered with another text", "sent", textOf(req.ClientOrderID), "got", o.Text)
 	}
 	e.log.InfoContext(ctx, "gateio order placed", "clientOrderId", req.ClientOrderID, "orderId", o.ID, "status", o.Status, "finishAs", o.FinishAs)
 	if o.Status == "open" || !o.Fee.Set {
@@ -326,7 +347,7 @@ func (e *Exchange) QueryOrder(ctx context.Context, cred exgate.Credential, q exg
 	if err != nil {
 		return exgate.Order{}, err
 	}
-	text := textPrefix + q.ClientOrderID
+	text := textOf(q.ClientOrderID)
 	var o orderJSON
 	found := false
 	if q.ExchangeOrderID != "" {
@@ -553,7 +574,7 @@ func (e *Exchange) PlaceLimitOrder(ctx context.Context, cred exgate.Credential, 
 		return exgate.Order{}, err
 	}
 	body, err := json.Marshal(createOrderBody{
-		Text:         textPrefix + req.ClientOrderID,
+		Text:         textOf(req.ClientOrderID),
 		CurrencyPair: p.id,
 		Type:         "limit",
 		Account:      "spot",
@@ -668,7 +689,7 @@ func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req 
 		if err := clientIDRule.Check(req.ClientOrderID, true); err != nil {
 			return exgate.Order{}, err
 		}
-		name = textPrefix + req.ClientOrderID
+		name = textOf(req.ClientOrderID)
 	case name == "":
 		return exgate.Order{}, fmt.Errorf("gateio: cancel without an order id: %w", exgate.ErrNotFound)
 	}

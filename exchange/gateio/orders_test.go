@@ -106,7 +106,7 @@ func TestPlaceMarketOrderRefusedLocally(t *testing.T) {
 		{name: "sell on a buyable pair", side: exgate.SideSell, qty: "0.01", in: exgate.InBase, want: exgate.CodeOrderRejected, mention: "buyable",
 			setup: func(s *gateiofake.Server) { s.SetTradeStatus("BTC_USDT", "buyable") }},
 		{name: "client id Gate cannot take", side: exgate.SideBuy, qty: "100", in: exgate.InQuote, id: "no spaces allowed", want: exgate.CodeInvalidParameter},
-		{name: "client id too long", side: exgate.SideBuy, qty: "100", in: exgate.InQuote, id: strings.Repeat("a", 29), want: exgate.CodeInvalidParameter},
+		{name: "client id too long", side: exgate.SideBuy, qty: "100", in: exgate.InQuote, id: strings.Repeat("a", 37), want: exgate.CodeInvalidParameter},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

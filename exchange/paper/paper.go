@@ -102,12 +102,13 @@ type Exchange struct {
 }
 
 var (
-	_ exgate.Exchange        = (*Exchange)(nil)
-	_ exgate.OrderManager    = (*Exchange)(nil)
-	_ exgate.Streamer        = (*Exchange)(nil)
-	_ exgate.WalletTransfers = (*Exchange)(nil)
-	_ exgate.Unwrapper       = (*Exchange)(nil)
-	_ exgate.KlinesAppender  = (*Exchange)(nil)
+	_ exgate.Exchange          = (*Exchange)(nil)
+	_ exgate.OrderManager      = (*Exchange)(nil)
+	_ exgate.Streamer          = (*Exchange)(nil)
+	_ exgate.WalletTransfers   = (*Exchange)(nil)
+	_ exgate.Unwrapper         = (*Exchange)(nil)
+	_ exgate.KlinesAppender    = (*Exchange)(nil)
+	_ exgate.CredentialWallets = (*Exchange)(nil)
 )
 
 // New returns the paper switch in front of opts.Live.
@@ -272,10 +273,14 @@ func (e *Exchange) transfers(cred exgate.Credential) (exgate.WalletTransfers, bo
 	return exgate.Ability[exgate.WalletTransfers](from)
 }
 
-// oneWallet is the refusal of a transfer or funding-wallet read on an
-// exchange with one wallet (docs/contract.md 2.10).
-func (e *Exchange) oneWallet(param string) error {
-	return exgate.ParamError(param, "%s spot has one wallet here, spot; there is no funding wallet", e.live.Name())
+// WalletTransfersFor answers exgate.TransfersFor: a paper key has the
+// sim wallet's two wallets, a real key those of the exchange, if it has
+// two (docs/contract.md 2.10).
+func (e *Exchange) WalletTransfersFor(cred exgate.Credential) (exgate.WalletTransfers, bool) {
+	if _, ok := e.transfers(cred); ok {
+		return e, true
+	}
+	return nil, false
 }
 
 // WalletBalances reads one wallet.
@@ -287,18 +292,14 @@ func (e *Exchange) WalletBalances(ctx context.Context, cred exgate.Credential, w
 	case wallet == exgate.WalletSpot:
 		return e.Balances(ctx, cred)
 	}
-	return nil, e.oneWallet("wallet")
+	return nil, exgate.OneWallet(e.live.Name(), "wallet")
 }
 
 // Transfer moves funds between the two wallets.
 func (e *Exchange) Transfer(ctx context.Context, cred exgate.Credential, req exgate.TransferRequest) (exgate.Transfer, error) {
 	wt, ok := e.transfers(cred)
 	if !ok {
-		param := "to"
-		if req.From != exgate.WalletSpot {
-			param = "from"
-		}
-		return exgate.Transfer{}, e.oneWallet(param)
+		return exgate.Transfer{}, exgate.OneWalletTransfer(e.live.Name(), req)
 	}
 	t, err := wt.Transfer(ctx, cred, req)
 	if cred.Paper && t.Exchange != "" {

@@ -507,3 +507,32 @@ func TestSwitchHidesNoAbility(t *testing.T) {
 		t.Errorf("paper fees %+v, want the real adapter's", e.ex.Fees())
 	}
 }
+
+// A paper key has sim's two wallets; a real key of an exchange with one
+// wallet has none to transfer between, and is told so naming the wallet
+// parameter that is not spot.
+func TestPaperTransfers(t *testing.T) {
+	e := newEnv(t, "USDT=1000")
+	ctx := t.Context()
+	if _, ok := exgate.TransfersFor(e.ex, e.cred); !ok {
+		t.Fatal("a paper key has no transfers")
+	}
+	tr, err := e.ex.Transfer(ctx, e.cred, exgate.TransferRequest{Asset: "USDT", Amount: dec("400"),
+		From: exgate.WalletSpot, To: exgate.WalletFunding, ClientTransferID: "t1"})
+	if err != nil || tr.Exchange != "binance" || tr.Status != exgate.TransferCompleted {
+		t.Fatalf("transfer = %+v, %v", tr, err)
+	}
+	e.checkBalance(t, "USDT", "600", "0")
+	funding, err := e.ex.WalletBalances(ctx, e.cred, exgate.WalletFunding)
+	if err != nil || len(funding) != 1 || !funding[0].Available.Equal(dec("400")) {
+		t.Fatalf("funding wallet = %+v, %v", funding, err)
+	}
+	real := exgate.Credential{ID: 9, Name: "live", Exchange: "binance", Key: "k", Secret: "s"}
+	if _, ok := exgate.TransfersFor(e.ex, real); ok {
+		t.Error("a real key of an exchange with one wallet has transfers")
+	}
+	_, err = e.ex.Transfer(ctx, real, exgate.TransferRequest{Asset: "USDT", Amount: dec("1"), From: exgate.WalletFunding, To: exgate.WalletSpot})
+	if ee, ok := errors.AsType[*exgate.Error](err); !ok || ee.Code != exgate.CodeInvalidParameter || ee.Param != "from" {
+		t.Errorf("real key's transfer: %v, want INVALID_PARAMETER naming from", err)
+	}
+}

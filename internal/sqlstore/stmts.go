@@ -26,11 +26,9 @@ type stmtCache struct {
 // writeStmts are the statements of the journal's writes, run in shared
 // transactions (groupcommit.go) on every order.
 var writeStmts = []string{
-	insertIntent, updateIntentSQL, updateIntentDueSQL, scheduleIntentSQL, insertAuditSQL, reservationKeySQL,
+	insertIntent, updateIntentSQL, updateIntentDueSQL, scheduleIntentSQL, insertAuditSQL,
+	lockRiskKeySQL, writeFiguresSQL, updateIntentRiskSQL,
 	savepointSQL, releaseSQL, rollbackToSQL,
-	// SQLite locks no row: selectRiskKeySQL runs without Dialect.LockRow.
-	insertRiskKeySQL, selectRiskKeySQL, selectRiskUsageSQL, upsertRiskUsageSQL, addRiskOpenSQL,
-	insertReservationSQL, selectReservationSQL, updateReservationSQL,
 }
 
 // prepareWrites prepares writeStmts on db. A statement that cannot be
@@ -123,17 +121,4 @@ func (s *Store) readRow(ctx context.Context, query string, args ...any) *sql.Row
 		return st.QueryRowContext(ctx, args...)
 	}
 	return s.read.QueryRowContext(ctx, query, args...)
-}
-
-// txStmts runs a transaction's queries prepared when they are kept.
-type txStmts struct {
-	s  *Store
-	tx *sql.Tx
-}
-
-// inTxStmts returns tx with its queries prepared when they are kept.
-func (s *Store) inTxStmts(tx *sql.Tx) txStmts { return txStmts{s, tx} }
-
-func (t txStmts) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return t.s.txQueryRow(ctx, t.tx, query, args...)
 }

@@ -134,8 +134,10 @@ func (e ErrorCode) Valid() bool {
 // Defines values for Exchange.
 const (
 	Binance Exchange = "binance"
+	Bybit   Exchange = "bybit"
 	Gateio  Exchange = "gateio"
 	Kraken  Exchange = "kraken"
+	Okx     Exchange = "okx"
 	Sim     Exchange = "sim"
 )
 
@@ -144,9 +146,13 @@ func (e Exchange) Valid() bool {
 	switch e {
 	case Binance:
 		return true
+	case Bybit:
+		return true
 	case Gateio:
 		return true
 	case Kraken:
+		return true
+	case Okx:
 		return true
 	case Sim:
 		return true

@@ -6,8 +6,10 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange"
 	"github.com/exgate/exgate/exchange/binance"
+	"github.com/exgate/exgate/exchange/bybit"
 	"github.com/exgate/exgate/exchange/gateio"
 	"github.com/exgate/exgate/exchange/kraken"
+	"github.com/exgate/exgate/exchange/okx"
 	"github.com/exgate/exgate/exchange/sim"
 )
 
@@ -22,6 +24,8 @@ func adapters() []exchange.Adapter {
 		binance.Adapter(),
 		kraken.Adapter(),
 		gateio.Adapter(),
+		okx.Adapter(),
+		bybit.Adapter(),
 		sim.Adapter(),
 	}
 }

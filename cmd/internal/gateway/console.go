@@ -112,7 +112,7 @@ func consoleHealth(ctx context.Context, st exgate.Store, g *Gateway, m *metrics.
 			continue
 		}
 		if !used[name] {
-			out = append(out, console.HealthCheck{Name: what, State: console.HealthOK, Detail: "not checked: no exchange key uses it"})
+			out = append(out, console.HealthCheck{Name: what, State: console.HealthUnchecked, Detail: "not checked: no exchange key uses it"})
 			continue
 		}
 		c, ok, err := ProbeClock(ctx, ex, 5*time.Second)
@@ -154,10 +154,14 @@ func consoleHealth(ctx context.Context, st exgate.Store, g *Gateway, m *metrics.
 		if h.HasSkew {
 			detail += fmt.Sprintf("; clock skew from its answers' Date header: %ss", num(h.ClockSkew))
 		}
+		if !used[h.Exchange] && h.Waited == 0 && h.Refused == 0 && !h.HasWeight {
+			// Its limits are registered, but nothing of ours calls it.
+			state, detail = console.HealthUnchecked, "not checked: no exchange key uses it and no call was paced"
+		}
 		out = append(out, console.HealthCheck{Name: h.Exchange + " pacing headroom", State: state, Detail: detail})
 	}
 	if !seen {
-		out = append(out, console.HealthCheck{Name: "pacing headroom", State: console.HealthOK, Detail: "no exchange calls paced yet"})
+		out = append(out, console.HealthCheck{Name: "pacing headroom", State: console.HealthUnchecked, Detail: "not checked yet: no exchange calls paced"})
 	}
 	return out
 }

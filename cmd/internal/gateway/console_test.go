@@ -13,8 +13,10 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/console"
 	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/bybit/bybitfake"
 	"github.com/exgate/exgate/exchange/gateio/gateiofake"
 	"github.com/exgate/exgate/exchange/kraken/krakenfake"
+	"github.com/exgate/exgate/exchange/okx/okxfake"
 	"github.com/exgate/exgate/exchange/sim"
 	"github.com/exgate/exgate/metrics"
 	"github.com/exgate/exgate/sqlite"
@@ -73,7 +75,8 @@ func TestConsoleHealth(t *testing.T) {
 		{"sim reachability", console.HealthOK, "simulated"},
 		{"binance reachability", console.HealthWarn, "clock skew 3"},
 		{"gateio reachability", console.HealthFail, "connection refused"},
-		{"kraken reachability", console.HealthOK, "no exchange key uses it"},
+		// Not checked is not a green light (issue 25).
+		{"kraken reachability", console.HealthUnchecked, "no exchange key uses it"},
 		{"binance pacing headroom", console.HealthWarn, "1 refused"},
 	}
 	for _, tc := range tests {
@@ -85,6 +88,10 @@ func TestConsoleHealth(t *testing.T) {
 	noMetrics := consoleHealth(ctx, st, g, nil)
 	if last := noMetrics[len(noMetrics)-1]; last.Name != "pacing headroom" || last.State != console.HealthWarn {
 		t.Errorf("without metrics: %+v", last)
+	}
+	nothingPaced := consoleHealth(ctx, st, g, metrics.New())
+	if last := nothingPaced[len(nothingPaced)-1]; last.Name != "pacing headroom" || last.State != console.HealthUnchecked {
+		t.Errorf("before any call was paced: %+v, want unchecked", last)
 	}
 }
 
@@ -100,8 +107,13 @@ func TestConsoleHealthCoalesced(t *testing.T) {
 	t.Cleanup(kf.Close)
 	gf := gateiofake.New(gateiofake.Options{})
 	t.Cleanup(gf.Close)
+	of := okxfake.New(okxfake.Options{})
+	t.Cleanup(of.Close)
+	yf := bybitfake.New(bybitfake.Options{})
+	t.Cleanup(yf.Close)
 	fs, cfg := NewFlagSet("serve", func(name string) string {
-		return map[string]string{"EXGATE_DATA_DIR": t.TempDir(), "EXGATE_BINANCE_URL": bf.URL, "EXGATE_KRAKEN_URL": kf.URL, "EXGATE_GATEIO_URL": gf.URL}[name]
+		return map[string]string{"EXGATE_DATA_DIR": t.TempDir(), "EXGATE_BINANCE_URL": bf.URL, "EXGATE_KRAKEN_URL": kf.URL, "EXGATE_GATEIO_URL": gf.URL,
+			"EXGATE_OKX_URL": of.URL, "EXGATE_BYBIT_URL": yf.URL}[name]
 	}, io.Discard, true)
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)

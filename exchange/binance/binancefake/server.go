@@ -111,6 +111,9 @@ type Server struct {
 	nextTradeID int64
 	nextID      int64
 	cancels     map[string]int // client order id -> orders canceled
+	// transferCallsOf counts the transfers asked for by "asset amount"
+	// (transfer.go).
+	transferCallsOf map[string]int
 
 	// The WebSocket side (stream.go); subs and the stream state are
 	// guarded by mu.
@@ -130,16 +133,17 @@ func New(opts Options) *Server {
 		opts.WeightLimit = 6000
 	}
 	s := &Server{
-		now:         opts.Now,
-		weightLimit: opts.WeightLimit,
-		accounts:    map[string]*account{},
-		lastParams:  map[string]url.Values{},
-		sapiUsed:    map[string]int{},
-		klineCache:  map[klineKey][]byte{},
-		nextOrderID: 1000,
-		nextTradeID: 5000,
-		subs:        map[*sub]struct{}{},
-		klinesLive:  map[klineLiveKey]*klineLive{},
+		now:             opts.Now,
+		weightLimit:     opts.WeightLimit,
+		accounts:        map[string]*account{},
+		lastParams:      map[string]url.Values{},
+		sapiUsed:        map[string]int{},
+		klineCache:      map[klineKey][]byte{},
+		nextOrderID:     1000,
+		nextTradeID:     5000,
+		subs:            map[*sub]struct{}{},
+		transferCallsOf: map[string]int{},
+		klinesLive:      map[klineLiveKey]*klineLive{},
 	}
 	s.ws = fakews.New(s.handleWS)
 	s.markets = newMarkets()

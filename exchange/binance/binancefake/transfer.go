@@ -97,8 +97,21 @@ func (s *Server) TransferCalls() int {
 	return int(s.transferCalls.Load())
 }
 
+// TransferCallsOf counts the POST /sapi/v1/asset/transfer calls of
+// amount of asset that passed authentication, executed or refused.
+func (s *Server) TransferCallsOf(asset, amount string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.transferCallsOf[asset+" "+decimal.RequireFromString(amount).String()]
+}
+
 func (s *Server) handleTransfer(c *call) response {
 	s.transferCalls.Add(1)
+	if amount, err := decimal.NewFromString(c.get("amount")); err == nil {
+		s.mu.Lock()
+		s.transferCallsOf[c.get("asset")+" "+amount.String()]++
+		s.mu.Unlock()
+	}
 	a := c.account
 	if a.noTransfer {
 		return apiErr(http.StatusUnauthorized, -2015, "Invalid API-key, IP, or permissions for action.")
