@@ -230,6 +230,9 @@ func (h *Handler) routes() {
 	h.mux.HandleFunc("POST /keys/{api}/exchange-keys/{name}/deny-address", h.action(h.denyAddress))
 	h.mux.HandleFunc("POST /keys/{api}/exchange-keys/{name}/cancel", h.action(h.cancelOrder))
 	h.mux.HandleFunc("POST /keys/{api}/exchange-keys/{name}/transfer", h.action(h.transfer))
+	h.mux.HandleFunc("GET /risk", h.page(h.riskPage))
+	h.mux.HandleFunc("POST /risk/{api}/halt", h.action(h.haltKey))
+	h.mux.HandleFunc("POST /risk/{api}/resume", h.action(h.resumeKey))
 	h.mux.HandleFunc("GET /market", h.page(h.marketPage))
 	h.mux.HandleFunc("GET /health", h.page(h.healthPage))
 

@@ -195,8 +195,9 @@ func fromHex(c byte) (byte, bool) {
 
 // checkTimestamp applies the optional replay window. It returns the time
 // until which the signature must be remembered, or the zero time when the
-// request carries no timestamp.
-func checkTimestamp(sr *signedRequest, now time.Time, required, post bool) (time.Time, error) {
+// request carries no timestamp. required, when not empty, says why this
+// request must carry a timestamp: the MISSING_TIMESTAMP detail.
+func checkTimestamp(sr *signedRequest, now time.Time, required string) (time.Time, error) {
 	var tsText, windowText string
 	var haveTS, haveWindow bool
 	for _, p := range sr.params {
@@ -214,13 +215,9 @@ func checkTimestamp(sr *signedRequest, now time.Time, required, post bool) (time
 		}
 	}
 	if !haveTS {
-		if required {
-			why := "this gateway requires a signed timestamp parameter on every request"
-			if post {
-				why = "a request that changes state (every POST) requires a signed timestamp parameter"
-			}
+		if required != "" {
 			return time.Time{}, &exgate.Error{Code: exgate.CodeMissingTimestamp, Param: "timestamp",
-				Detail: why + " (milliseconds since the Unix epoch, optionally with recvWindow); see the README's \"Calling the API\""}
+				Detail: required + " (milliseconds since the Unix epoch, optionally with recvWindow); see the README's \"Calling the API\""}
 		}
 		if haveWindow {
 			return time.Time{}, exgate.ParamError("recvWindow", "recvWindow needs a timestamp parameter")

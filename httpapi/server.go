@@ -440,8 +440,18 @@ func (s *Server) authenticateAs(w http.ResponseWriter, r *http.Request, perm exg
 		return nil, exgate.Errorf(exgate.CodeInvalidSignature, "%s", verifiedText(&sr))
 	}
 	now := s.now()
-	required := s.cfg.RequireTimestamp || (post && !key.LegacySigning) || stream
-	expiry, err := checkTimestamp(&sr, now, required, post)
+	// Why this request needs a timestamp, said as it is (empty: it
+	// does not).
+	var required string
+	switch {
+	case stream:
+		required = "the stream handshake (GET /v1/stream) always requires a signed timestamp parameter, whatever --require-timestamp says"
+	case post && !key.LegacySigning:
+		required = "a request that changes state (every POST) requires a signed timestamp parameter"
+	case s.cfg.RequireTimestamp:
+		required = "this gateway requires a signed timestamp parameter on every signed request (--require-timestamp, on by default)"
+	}
+	expiry, err := checkTimestamp(&sr, now, required)
 	if err != nil {
 		return nil, err
 	}

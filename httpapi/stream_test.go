@@ -185,6 +185,15 @@ func TestStreamHandshakeRefusedBeforeUpgrade(t *testing.T) {
 			}
 		})
 	}
+	// The handshake's MISSING_TIMESTAMP says why this request needs one,
+	// also where GETs may go without (issue 25: it said "on every
+	// request").
+	lax := newGateway(t, options{streams: &stream.Options{}})
+	if r := lax.do(request{path: "/v1/stream"}); r.status != 401 ||
+		!strings.Contains(r.problem(t)["detail"].(string), "stream handshake") || strings.Contains(string(r.body), "every") {
+		t.Errorf("handshake without a timestamp where GETs need none: %d %s, want MISSING_TIMESTAMP about the handshake", r.status, r.body)
+	}
+
 	// The same refusals reach a WebSocket client as the HTTP answer.
 	_, resp, err = g.dial(replayed, http.Header{"X-API-KEY": {g.apiKey}, "X-API-EXCHANGE-KEY": {"demo"}})
 	if err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {

@@ -215,6 +215,27 @@ func (s suite) testRiskReservations(t *testing.T) {
 	if u, _ := e.RiskUsage(ctx, "k1", "2030-01-02"); !u.DailyWithdrawal.IsZero() {
 		t.Fatalf("withdrawal usage after a failure = %s, want 0", u.DailyWithdrawal)
 	}
+	// An order of the day rests over midnight; the next day's first order
+	// starts the figures afresh; the first order's cancel then frees its
+	// open order but changes nothing of the new day.
+	if err := e.CreateIntent(ctx, riskIntent("d1", "5", nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	usage("205", 1)
+	next := riskIntent("d2", "10", usd("10"), nil)
+	next.Risk.Day = "2030-01-03"
+	if err := e.CreateIntent(ctx, next); err != nil {
+		t.Fatalf("the next day's first order, at its limit: %v", err)
+	}
+	if err := e.UpdateIntent(ctx, "d1", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord, Response: orderJSON(t, exgate.OrderCanceled, "0.05", "0")}); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := e.RiskUsage(ctx, "k1", "2030-01-03"); err != nil || u.DailyNotional.String() != "10" || u.OpenOrders != 1 {
+		t.Fatalf("next day's usage = %+v, %v; want 10 USD and 1 open", u, err)
+	}
+	if u, err := e.RiskUsage(ctx, "k1", "2030-01-02"); err != nil || !u.DailyNotional.IsZero() {
+		t.Fatalf("the past day's usage = %+v, %v; want none kept", u, err)
+	}
 }
 
 // testConcurrentRiskReservations: 40 orders of 30 USD each on two

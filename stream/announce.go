@@ -3,8 +3,7 @@ package stream
 // Announce sends msg once to every client subscribed to the orders
 // channel of a client key that match selects: how the risk controls'
 // halts and resumes reach the bots they concern (docs/contract.md 2.8:
-// {"op":"halted","reason":…} and {"op":"resumed"}). A client subscribed
-// on several exchange keys of the key gets it once.
+// {"op":"halted","reason":…} and {"op":"resumed"}), once per client.
 func (h *Hub) Announce(match func(apiKey string) bool, msg []byte) {
 	h.mu.Lock()
 	var ts []*topic

@@ -77,6 +77,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	overhead := fs.Bool("overhead", false, "measure only what metrics and the audit trail cost: the gateway without and with them, side by side")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (load tool, proxy, gateway and upstream) to this file")
 	databaseURL := fs.String("database-url", "", "postgres://… (with search_path set to a schema of its own) to give the gateways a PostgreSQL store instead of SQLite in a temporary directory")
+	withRisk := fs.Bool("risk", false, "order routes: also measure gateways whose client keys have risk limits (docs/risk.md), side by side with the one without")
 	syncDir := fs.String("sync-dir", "", "a directory on the store's disk, where the order routes measure fdatasync (default: the SQLite store's temporary directory; give PostgreSQL's data directory's disk when it is another)")
 	route := fs.String("route", "klines", "what to measure: klines (signed GET recent-klines), market (POST /v1/order/market) or limit (POST /v1/order/limit)")
 	if err := fs.Parse(args); err != nil {
@@ -172,10 +173,29 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	defer stopGW()
 	if *route != "klines" {
+		var variants []orderVariant
+		if *withRisk {
+			for _, v := range riskVariants {
+				dir := dataDir + "/" + v.dir
+				u, keys, stop, err := startGateway(false, 0, 0, dir)
+				if err != nil {
+					return err
+				}
+				defer stop()
+				sc := &gateway.Config{DataDir: dir}
+				if *databaseURL != "" {
+					sc.DatabaseURL, sc.MasterKey = *databaseURL, masterKey
+				}
+				if err := setBenchLimits(ctx, sc, keys, v.limits); err != nil {
+					return err
+				}
+				variants = append(variants, orderVariant{name: v.name, url: u, keys: keys})
+			}
+		}
 		return compareOrders(ctx, orderBench{
 			route: *route, conc: *conc, dur: *dur, rounds: *rounds,
 			upstream: up.URL, accounts: accounts,
-			proxyURL: proxyURL, gatewayURL: gwURL, keys: gwKeys,
+			proxyURL: proxyURL, gatewayURL: gwURL, keys: gwKeys, variants: variants,
 			syncDir: cmp.Or(*syncDir, dataDir),
 		}, stdout, stderr)
 	}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/cmd/internal/gateway"
 	"github.com/exgate/exgate/internal/loadtest"
@@ -35,6 +37,15 @@ type orderBench struct {
 	// syncDir is a directory on the store's disk, where each round
 	// measures fdatasync.
 	syncDir string
+	// variants are more gateways measured beside the first (--risk).
+	variants []orderVariant
+}
+
+// orderVariant is a gateway measured beside the plain one, the same way.
+type orderVariant struct {
+	name string
+	url  string
+	keys []exgate.ClientKey
 }
 
 // The orders: a market BUY of 0.001 BTC, or a GTC limit BUY of 0.001 BTC
@@ -122,14 +133,21 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 		req.Header.Set("X-Upstream-Secret", a.secret)
 		return req, nil
 	}}
-	gateway := loadtest.Target{New: func(ctx context.Context, seq int64) (*http.Request, error) {
-		i := int(seq % int64(len(b.accounts)))
-		key := b.keys[i%len(b.keys)]
-		req := post(ctx, b.gatewayURL+path, loadtest.SignedBody(key.Secret, pairs(seq), time.Now().UnixMilli()))
-		req.Header.Set("X-API-KEY", key.APIKey)
-		req.Header.Set("X-API-EXCHANGE-KEY", exchangeKeyName(i))
-		return req, nil
-	}}
+	gatewayAt := func(base string, keys []exgate.ClientKey) loadtest.Target {
+		return loadtest.Target{New: func(ctx context.Context, seq int64) (*http.Request, error) {
+			i := int(seq % int64(len(b.accounts)))
+			key := keys[i%len(keys)]
+			req := post(ctx, base+path, loadtest.SignedBody(key.Secret, pairs(seq), time.Now().UnixMilli()))
+			req.Header.Set("X-API-KEY", key.APIKey)
+			req.Header.Set("X-API-EXCHANGE-KEY", exchangeKeyName(i))
+			return req, nil
+		}}
+	}
+	gateway := gatewayAt(b.gatewayURL, b.keys)
+	variants := make([]loadtest.Target, len(b.variants))
+	for i, v := range b.variants {
+		variants[i] = gatewayAt(v.url, v.keys)
+	}
 	measure := func(name string, t loadtest.Target, cfg loadtest.Config) (loadtest.Result, error) {
 		run++
 		cfg.Target, cfg.Concurrency = t, b.conc
@@ -144,7 +162,7 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 		return r, err
 	}
 	// Warm up connections and the adapter's market metadata.
-	for _, t := range []loadtest.Target{direct, proxy, gateway} {
+	for _, t := range append([]loadtest.Target{direct, proxy, gateway}, variants...) {
 		if r, err := measure("", t, loadtest.Config{Requests: b.conc * 20}); err != nil {
 			return err
 		} else if r.Errors > 0 {
@@ -178,6 +196,18 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 			return errors.New("errors during the measurement; the ratios would mean nothing")
 		}
 		proxyAdded, gwAdded := p.P50-d.P50, g.P50-d.P50
+		for i, v := range b.variants {
+			r, err := measure(v.name, variants[i], loadtest.Config{})
+			if err != nil {
+				return err
+			}
+			if r.Errors > 0 {
+				return fmt.Errorf("%s: %d errors %v during the measurement", v.name, r.Errors, r.Statuses)
+			}
+			added := r.P50 - d.P50
+			fmt.Fprintf(stdout, "round %d: %s: added over direct %s vs the gateway's %s = %+.1f%% (target <= +5%%); throughput %.3fx the gateway's (target >= 0.95)\n",
+				round+1, v.name, roundDur(added), roundDur(gwAdded), 100*(float64(added)/float64(max(gwAdded, time.Microsecond))-1), r.RPS()/g.RPS())
+		}
 		latRatio := float64(gwAdded) / float64(max(proxyAdded, time.Microsecond))
 		floor := proxyAdded + sync.P50
 		floorRatio := float64(gwAdded) / float64(max(floor, time.Microsecond))
@@ -194,6 +224,53 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 		n := float64(b.rounds)
 		fmt.Fprintf(stdout, "mean over %d rounds: added latency %.2fx the proxy's, %.2fx (proxy + one fdatasync), throughput %.2fx\n",
 			b.rounds, sumLat/n, sumFloor/n, sumRatio/n)
+	}
+	return nil
+}
+
+// riskVariants are the gateways --risk measures: a second gateway without
+// limits (the control: what a gateway measured in that place of the round
+// gets without any risk check), every client key with the limits an order
+// needs no market data for (a USDT pair), and with a price band too, which
+// reads the pair's book for each order.
+var riskVariants = []struct {
+	name, dir string
+	limits    exgate.RiskLimits
+}{
+	{"gateway (control)", "control", exgate.RiskLimits{}},
+	{"gateway (limits)", "risk", benchLimits(false)},
+	{"gateway (+band)", "band", benchLimits(true)},
+}
+
+// benchLimits are limits no bench order passes: BTC/USDT only, 1000 USD
+// an order, a billion open orders and a trillion USD a day (and a 50 %
+// band around the mid).
+func benchLimits(band bool) exgate.RiskLimits {
+	maxOrder, daily := decimal.NewFromInt(1000), decimal.NewFromInt(1_000_000_000_000)
+	open := int64(1_000_000_000)
+	l := exgate.RiskLimits{Symbols: []exgate.Symbol{{Base: "BTC", Quote: "USDT"}}, MaxOrderNotional: &maxOrder,
+		MaxOpenOrders: &open, DailyNotional: &daily}
+	if band {
+		pct := decimal.NewFromInt(50)
+		l.PriceBand = &pct
+	}
+	return l
+}
+
+// setBenchLimits sets limits on every client key of a gateway's store.
+func setBenchLimits(ctx context.Context, cfg *gateway.Config, keys []exgate.ClientKey, limits exgate.RiskLimits) error {
+	st, err := gateway.OpenStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if limits.Empty() {
+		return nil
+	}
+	for _, k := range keys {
+		if _, err := st.SetRiskLimits(ctx, k.APIKey, limits, nil); err != nil {
+			return err
+		}
 	}
 	return nil
 }

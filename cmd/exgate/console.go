@@ -15,7 +15,7 @@ import (
 
 // demoConsoleAddr is where `exgate demo` serves the console unless
 // --console-addr or EXGATE_CONSOLE_ADDR says otherwise.
-const demoConsoleAddr = "127.0.0.1:8090"
+const demoConsoleAddr = gateway.DemoConsoleAddr
 
 // flagSet reports whether the flag name was given on the command line.
 func flagSet(fs *flag.FlagSet, name string) bool {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,5 +192,52 @@ func TestKeysCreateLegacySigning(t *testing.T) {
 	out, _, err := runIn(t, env, "", "keys", "list")
 	if err != nil || strings.Count(out, `"legacySigning":true`) != 1 {
 		t.Errorf("keys list = %s, %v; want one key marked legacySigning", out, err)
+	}
+}
+
+// TestDemoHelpNamesTheConsole: demo serves the console unless told
+// otherwise, and its --help says where (issue 25: it said "off when
+// empty").
+func TestDemoHelpNamesTheConsole(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"demo", "--help"}, func(string) string { return "" }, strings.NewReader(""), &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	help := out.String()
+	_, console, _ := strings.Cut(help, "-console-addr")
+	console, _, _ = strings.Cut(console, "\n  -")
+	if !strings.Contains(console, demoConsoleAddr) || strings.Contains(console, "off when empty") {
+		t.Errorf("demo --help on -console-addr:%s\nwant it to name %s", console, demoConsoleAddr)
+	}
+}
+
+// TestBusyPortNamesTheFlag: a port another process holds stops the start
+// with the flag that moves it (issue 25: "bind: address already in use"
+// alone).
+func TestBusyPortNamesTheFlag(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	busy := ln.Addr().String()
+	for _, tc := range []struct {
+		flag string
+		args []string
+	}{
+		{"--addr", []string{"--addr", busy}},
+		{"--console-addr", []string{"--addr", "127.0.0.1:0", "--console-addr", busy}},
+		{"--metrics-addr", []string{"--addr", "127.0.0.1:0", "--metrics-addr", busy}},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			args := append([]string{"serve", "--data-dir", t.TempDir()}, tc.args...)
+			out, err := runCmd(t, nil, args...)
+			if err == nil {
+				t.Fatalf("serve with %s on a busy port started: %s", tc.flag, out)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "listen on "+tc.flag+" "+busy) || !strings.Contains(msg, "move") {
+				t.Errorf("error %q, want it to name %s and how to move it", msg, tc.flag)
+			}
+		})
 	}
 }

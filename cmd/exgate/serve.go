@@ -69,14 +69,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return fmt.Errorf("listen on --addr %s: %w (another process holds it, perhaps another exgate: stop it or move the API with --addr or EXGATE_ADDR)", cfg.Addr, err)
 	}
 	var mln net.Listener
 	if cfg.MetricsAddr != "" {
 		// Listened on before serving, so that a taken port stops the start.
 		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
 			ln.Close()
-			return fmt.Errorf("listen on --metrics-addr %s: %w", cfg.MetricsAddr, err)
+			return fmt.Errorf("listen on --metrics-addr %s: %w (move it with --metrics-addr or EXGATE_METRICS_ADDR)", cfg.MetricsAddr, err)
 		}
 		if sameAddr(mln.Addr(), ln.Addr()) {
 			ln.Close()
@@ -95,7 +95,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		if cln, err = net.Listen("tcp", cfg.ConsoleAddr); err != nil {
 			ln.Close()
 			closeListener(mln)
-			return fmt.Errorf("listen on --console-addr %s: %w", cfg.ConsoleAddr, err)
+			return fmt.Errorf("listen on --console-addr %s: %w (another process holds it, perhaps another exgate demo: stop it or move the console with --console-addr or EXGATE_CONSOLE_ADDR)", cfg.ConsoleAddr, err)
 		}
 		if sameAddr(cln.Addr(), ln.Addr()) {
 			ln.Close()

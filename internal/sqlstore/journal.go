@@ -15,8 +15,8 @@ const intentColumns = `id, kind, client_api_key, credential_id, credential_name,
 	fingerprint, request, state, answer, response, created_at, updated_at, next_due, attempts`
 
 // insertIntent records a new intent; a duplicate inserts nothing.
-const insertIntent = `INSERT INTO intents (` + intentColumns + `, exclusive)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT DO NOTHING`
+const insertIntent = `INSERT INTO intents (` + intentColumns + `, exclusive, risk)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) ON CONFLICT DO NOTHING`
 
 // CreateIntent implements exgate.Store: on a store that batches the
 // journal's writes, concurrent intents share one synced commit.
@@ -35,15 +35,22 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 	}
 	// exclusive is written, never read back (exgate.Intent.Exclusive).
 	err := s.journalTx(ctx, func(tx *sql.Tx) error {
-		err := s.execStmt(ctx, tx, exgate.ErrConflict, insertIntent,
+		risk, err := storedRisk(in.Risk)
+		if err != nil {
+			return err
+		}
+		// The intent first: a duplicate then fails cleanly, having written
+		// nothing (groupcommit.go batches works without savepoints on
+		// PostgreSQL). The reservation commits with the intent or not at
+		// all (risk.go).
+		err = s.execStmt(ctx, tx, exgate.ErrConflict, insertIntent,
 			in.ID, string(in.Kind), in.ClientAPIKey, in.CredentialID, in.CredentialName, in.Exchange,
 			in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), string(in.Answer),
 			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts,
-			in.Exclusive)
+			in.Exclusive, risk)
 		if err != nil || in.Risk == nil {
 			return err
 		}
-		// The reservation commits with the intent or not at all (risk.go).
 		return s.reserveRisk(ctx, tx, in)
 	})
 	if e, ok := errors.AsType[*exgate.Error](err); ok && e.Code == exgate.CodeRiskLimitExceeded {
@@ -101,25 +108,30 @@ func (s *Store) RecordOutcome(ctx context.Context, id string, o exgate.IntentOut
 // for that answer (risk.go).
 func (s *Store) updateIntent(ctx context.Context, id string, o exgate.IntentOutcome) func(tx *sql.Tx) error {
 	return func(tx *sql.Tx) error {
-		var err error
+		// The UPDATE returns the intent's reservation, so that an answer
+		// of an intent without one, or that changes nothing, costs no
+		// statement more (risk.go).
+		var row *sql.Row
 		if o.NextDue.IsZero() {
-			err = s.execStmt(ctx, tx, exgate.ErrNotFound, updateIntentSQL,
+			row = s.txQueryRow(ctx, tx, updateIntentSQL,
 				string(o.State), string(o.Answer), nilIfEmpty(o.Response), unixNano(s.now()), id)
 		} else {
-			err = s.execStmt(ctx, tx, exgate.ErrNotFound, updateIntentDueSQL,
+			row = s.txQueryRow(ctx, tx, updateIntentDueSQL,
 				string(o.State), string(o.Answer), nilIfEmpty(o.Response), unixNano(s.now()), unixNano(o.NextDue), id)
 		}
-		if err != nil {
-			return err
+		var kind, apiKey string
+		var risk *string
+		if err := row.Scan(&kind, &apiKey, &risk); err != nil {
+			return noRow(err)
 		}
-		return s.settleRisk(ctx, tx, id, o.State, o.Answer, o.Response)
+		return s.settleRisk(ctx, tx, id, apiKey, exgate.IntentKind(kind), risk, o)
 	}
 }
 
 // The statements of UpdateIntent, RecordOutcome and ScheduleIntent.
 const (
-	updateIntentSQL    = `UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4 WHERE id = $5`
-	updateIntentDueSQL = `UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4, next_due = $5 WHERE id = $6`
+	updateIntentSQL    = `UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4 WHERE id = $5 RETURNING kind, client_api_key, risk`
+	updateIntentDueSQL = `UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4, next_due = $5 WHERE id = $6 RETURNING kind, client_api_key, risk`
 	scheduleIntentSQL  = `UPDATE intents SET next_due = $1, attempts = $2 WHERE id = $3`
 )
 

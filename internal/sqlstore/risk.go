@@ -19,164 +19,173 @@ import (
 // so that the figures read, checked and written by one transaction are
 // the figures of the last one, whichever instance ran it.
 
-// lockRiskKey creates the key's risk_keys row if needed and locks it,
-// returning its open orders.
-func (s *Store) lockRiskKey(ctx context.Context, tx *sql.Tx, apiKey string) (int64, error) {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO risk_keys (api_key, open_orders) VALUES ($1, 0) ON CONFLICT DO NOTHING`, apiKey); err != nil {
-		return 0, fmt.Errorf("risk key: %w", err)
-	}
-	var open int64
-	if err := tx.QueryRowContext(ctx, `SELECT open_orders FROM risk_keys WHERE api_key = $1`+s.d.LockRow, apiKey).Scan(&open); err != nil {
-		return 0, fmt.Errorf("lock risk key: %w", err)
-	}
-	return open, nil
+// keyFigures is a client key's risk_keys row: its open orders and the
+// figures of one UTC day.
+type keyFigures struct {
+	open                 int64
+	day                  string
+	notional, withdrawal decimal.Decimal
 }
 
-// usageIn reads a key's daily figures of day inside tx.
-func usageIn(ctx context.Context, q interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}, apiKey, day string) (notional, withdrawal decimal.Decimal, err error) {
+// lockRiskKey creates the key's risk_keys row if needed, locks it (an
+// upsert locks the row it touches, on PostgreSQL as on SQLite's single
+// writer) and returns it, in one statement.
+func (s *Store) lockRiskKey(ctx context.Context, tx *sql.Tx, apiKey string) (keyFigures, error) {
+	var f keyFigures
 	var n, w string
-	err = q.QueryRowContext(ctx, `SELECT notional, withdrawal FROM risk_usage WHERE api_key = $1 AND day = $2`, apiKey, day).Scan(&n, &w)
-	if errors.Is(err, sql.ErrNoRows) {
-		return decimal.Zero, decimal.Zero, nil
+	err := s.txQueryRow(ctx, tx, lockRiskKeySQL, apiKey).Scan(&f.open, &f.day, &n, &w)
+	if err != nil {
+		return f, fmt.Errorf("lock risk key: %w", err)
+	}
+	if f.notional, err = decimal.NewFromString(n); err == nil {
+		f.withdrawal, err = decimal.NewFromString(w)
 	}
 	if err != nil {
-		return decimal.Zero, decimal.Zero, fmt.Errorf("risk usage: %w", err)
+		return f, fmt.Errorf("risk figures of %s: %w", apiKey, err)
 	}
-	if notional, err = decimal.NewFromString(n); err != nil {
-		return notional, withdrawal, fmt.Errorf("risk usage notional %q: %w", n, err)
-	}
-	if withdrawal, err = decimal.NewFromString(w); err != nil {
-		return notional, withdrawal, fmt.Errorf("risk usage withdrawal %q: %w", w, err)
-	}
-	return notional, withdrawal, nil
+	return f, nil
 }
 
-// addUsage adds to a key's figures of day and open orders.
-func addUsage(ctx context.Context, tx *sql.Tx, apiKey, day string, notional, withdrawal decimal.Decimal, open int64) error {
-	if !notional.IsZero() || !withdrawal.IsZero() {
-		n, w, err := usageIn(ctx, tx, apiKey, day)
+// The statements of the order path, kept prepared where the dialect keeps
+// statements (stmts.go).
+const (
+	lockRiskKeySQL = `INSERT INTO risk_keys (api_key, open_orders, day, notional, withdrawal) VALUES ($1, 0, '', '0', '0')
+		ON CONFLICT (api_key) DO UPDATE SET api_key = excluded.api_key
+		RETURNING open_orders, day, notional, withdrawal`
+	writeFiguresSQL     = `UPDATE risk_keys SET open_orders = $1, day = $2, notional = $3, withdrawal = $4 WHERE api_key = $5`
+	updateIntentRiskSQL = `UPDATE intents SET risk = $1 WHERE id = $2`
+)
+
+// writeFigures writes a key's row back.
+func (s *Store) writeFigures(ctx context.Context, tx *sql.Tx, apiKey string, f keyFigures) error {
+	if _, err := s.txExec(ctx, tx, writeFiguresSQL, f.open, f.day, f.notional.String(), f.withdrawal.String(), apiKey); err != nil {
+		return fmt.Errorf("risk figures: %w", err)
+	}
+	return nil
+}
+
+// storedReservation is an intent's reservation as its risk column holds
+// it.
+type storedReservation struct {
+	Day      string          `json:"day"`
+	Charge   decimal.Decimal `json:"charge"`
+	Quote    string          `json:"quote,omitempty"`
+	QuoteUSD decimal.Decimal `json:"quoteUsd"`
+	Price    decimal.Decimal `json:"price"`
+	Open     bool            `json:"open,omitempty"`
+}
+
+func (r storedReservation) reservation() exgate.RiskReservation {
+	return exgate.RiskReservation{Day: r.Day, Notional: r.Charge, Quote: r.Quote, QuoteUSD: r.QuoteUSD, Price: r.Price, Open: r.Open}
+}
+
+// storedRisk is the risk column of an intent with reservation r (nil
+// without one).
+func storedRisk(r *exgate.RiskReservation) (*string, error) {
+	if r == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(storedReservation{Day: r.Day, Charge: r.Notional, Quote: r.Quote, QuoteUSD: r.QuoteUSD, Price: r.Price, Open: r.Open})
+	if err != nil {
+		return nil, fmt.Errorf("risk reservation: %w", err)
+	}
+	text := string(b)
+	return &text, nil
+}
+
+// reserveRisk checks and makes the reservation of an intent inside the
+// transaction that records it, after the intent's INSERT (which wrote the
+// reservation in its risk column): two statements, lock and read the
+// key's row, write it back. A refusal fails the transaction, intent and
+// all.
+func (s *Store) reserveRisk(ctx context.Context, tx *sql.Tx, in exgate.Intent) error {
+	r := in.Risk
+	f, err := s.lockRiskKey(ctx, tx, in.ClientAPIKey)
+	if err != nil {
+		return err
+	}
+	if r.Day > f.day {
+		// A new UTC day starts the daily figures afresh.
+		f.day, f.notional, f.withdrawal = r.Day, decimal.Zero, decimal.Zero
+	}
+	if err := r.Check(in.Kind, exgate.RiskUsage{Day: f.day, DailyNotional: f.notional, DailyWithdrawal: f.withdrawal, OpenOrders: f.open}); err != nil {
+		return err
+	}
+	if in.Kind == exgate.IntentWithdrawal {
+		f.withdrawal = f.withdrawal.Add(r.Notional)
+	} else {
+		f.notional = f.notional.Add(r.Notional)
+	}
+	if r.Open {
+		f.open++
+	}
+	if err := s.writeFigures(ctx, tx, in.ClientAPIKey, f); err != nil {
+		return err
+	}
+	if r.Day < f.day {
+		// An instance whose clock is behind dated the reservation before
+		// the key's day: it counts to the key's day, and says so.
+		moved := *r
+		moved.Day = f.day
+		risk, err := storedRisk(&moved)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO risk_usage (api_key, day, notional, withdrawal) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (api_key, day) DO UPDATE SET notional = excluded.notional, withdrawal = excluded.withdrawal`,
-			apiKey, day, n.Add(notional).String(), w.Add(withdrawal).String()); err != nil {
-			return fmt.Errorf("risk usage: %w", err)
-		}
-	}
-	if open != 0 {
-		if _, err := tx.ExecContext(ctx, `UPDATE risk_keys SET open_orders = open_orders + $1 WHERE api_key = $2`, open, apiKey); err != nil {
-			return fmt.Errorf("risk open orders: %w", err)
+		if _, err := s.txExec(ctx, tx, updateIntentRiskSQL, *risk, in.ID); err != nil {
+			return fmt.Errorf("risk reservation: %w", err)
 		}
 	}
 	return nil
 }
 
-// reserveRisk checks and records the reservation of an intent inside the
-// transaction that records it.
-func (s *Store) reserveRisk(ctx context.Context, tx *sql.Tx, in exgate.Intent) error {
-	r := in.Risk
-	open, err := s.lockRiskKey(ctx, tx, in.ClientAPIKey)
-	if err != nil {
-		return err
-	}
-	n, w, err := usageIn(ctx, tx, in.ClientAPIKey, r.Day)
-	if err != nil {
-		return err
-	}
-	if err := r.Check(in.Kind, exgate.RiskUsage{Day: r.Day, DailyNotional: n, DailyWithdrawal: w, OpenOrders: open}); err != nil {
-		return err
-	}
-	var dn, dw decimal.Decimal
-	var dopen int64
-	if in.Kind == exgate.IntentWithdrawal {
-		dw = r.Notional
-	} else {
-		dn = r.Notional
-	}
-	if r.Open {
-		dopen = 1
-	}
-	if err := addUsage(ctx, tx, in.ClientAPIKey, r.Day, dn, dw, dopen); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO risk_reservations
-		(intent_id, api_key, day, kind, charge, quote, quote_usd, price, is_open) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		in.ID, in.ClientAPIKey, r.Day, string(in.Kind), r.Notional.String(), r.Quote, r.QuoteUSD.String(), r.Price.String(), boolInt(r.Open)); err != nil {
-		return fmt.Errorf("risk reservation: %w", err)
-	}
-	return nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// reservationKeySQL finds whether an intent has a reservation: run with
-// every outcome the journal records.
-const reservationKeySQL = `SELECT api_key FROM risk_reservations WHERE intent_id = $1`
-
-// settleRisk settles the reservation of an intent, if it has one, for the
-// answer UpdateIntent records.
-func (s *Store) settleRisk(ctx context.Context, tx *sql.Tx, id string, state exgate.IntentState, answer exgate.IntentAnswer, response []byte) error {
-	var apiKey string
-	err := s.txQueryRow(ctx, tx, reservationKeySQL, id).Scan(&apiKey)
-	if errors.Is(err, sql.ErrNoRows) {
+// settleRisk settles an intent's reservation (its risk column, as the
+// UPDATE that recorded the answer returned it) for that answer. An answer
+// that changes nothing (an order still resting as it was) costs no
+// statement.
+func (s *Store) settleRisk(ctx context.Context, tx *sql.Tx, id, apiKey string, kind exgate.IntentKind, stored *string, o exgate.IntentOutcome) error {
+	if stored == nil {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("risk reservation: %w", err)
+	var sr storedReservation
+	if err := json.Unmarshal([]byte(*stored), &sr); err != nil {
+		return fmt.Errorf("risk reservation of %s: %w", id, err)
 	}
-	if _, err := s.lockRiskKey(ctx, tx, apiKey); err != nil {
+	r := sr.reservation()
+	charge, open, known := exgate.SettleRisk(kind, r, o.State, o.Answer, o.Response)
+	if !known || (charge.Equal(r.Notional) && open == r.Open) {
+		return nil
+	}
+	// The intent's row is locked by the UPDATE that returned its
+	// reservation, so no other settlement of it runs meanwhile; the key's
+	// row is locked next, as a reservation locks it.
+	f, err := s.lockRiskKey(ctx, tx, apiKey)
+	if err != nil {
 		return err
 	}
-	var (
-		r                        exgate.RiskReservation
-		kind, charge, usd, price string
-		open                     int
-	)
-	if err := tx.QueryRowContext(ctx, `SELECT day, kind, charge, quote, quote_usd, price, is_open FROM risk_reservations WHERE intent_id = $1`, id).
-		Scan(&r.Day, &kind, &charge, &r.Quote, &usd, &price, &open); err != nil {
-		return fmt.Errorf("risk reservation: %w", err)
-	}
-	if r.Notional, err = decimal.NewFromString(charge); err == nil {
-		if r.QuoteUSD, err = decimal.NewFromString(usd); err == nil {
-			r.Price, err = decimal.NewFromString(price)
+	if sr.Day == f.day {
+		// A past day's figures are gone; only its open orders still count.
+		delta := charge.Sub(r.Notional)
+		if kind == exgate.IntentWithdrawal {
+			f.withdrawal = f.withdrawal.Add(delta)
+		} else {
+			f.notional = f.notional.Add(delta)
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("risk reservation %s: %w", id, err)
-	}
-	r.Open = open == 1
-	k := exgate.IntentKind(kind)
-	newCharge, newOpen, known := exgate.SettleRisk(k, r, state, answer, response)
-	if !known || (newCharge.Equal(r.Notional) && newOpen == r.Open) {
-		return nil
-	}
-	delta := newCharge.Sub(r.Notional)
-	var dn, dw decimal.Decimal
-	if k == exgate.IntentWithdrawal {
-		dw = delta
-	} else {
-		dn = delta
-	}
-	var dopen int64
 	switch {
-	case r.Open && !newOpen:
-		dopen = -1
-	case !r.Open && newOpen:
-		dopen = 1
+	case r.Open && !open:
+		f.open--
+	case !r.Open && open:
+		f.open++
 	}
-	if err := addUsage(ctx, tx, apiKey, r.Day, dn, dw, dopen); err != nil {
+	if err := s.writeFigures(ctx, tx, apiKey, f); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE risk_reservations SET charge = $1, is_open = $2 WHERE intent_id = $3`,
-		newCharge.String(), boolInt(newOpen), id); err != nil {
+	sr.Charge, sr.Open = charge, open
+	b, err := json.Marshal(sr)
+	if err != nil {
+		return err
+	}
+	if _, err := s.txExec(ctx, tx, updateIntentRiskSQL, string(b), id); err != nil {
 		return fmt.Errorf("risk reservation: %w", err)
 	}
 	return nil
@@ -317,13 +326,22 @@ func (s *Store) RiskHalts(ctx context.Context) ([]exgate.RiskHalt, error) {
 // RiskUsage implements exgate.RiskStore.
 func (s *Store) RiskUsage(ctx context.Context, apiKey, day string) (exgate.RiskUsage, error) {
 	u := exgate.RiskUsage{Day: day}
-	var err error
-	if u.DailyNotional, u.DailyWithdrawal, err = usageIn(ctx, s.read, apiKey, day); err != nil {
+	var rowDay, n, w string
+	err := s.read.QueryRowContext(ctx, `SELECT open_orders, day, notional, withdrawal FROM risk_keys WHERE api_key = $1`, apiKey).
+		Scan(&u.OpenOrders, &rowDay, &n, &w)
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, nil
+	}
+	if err != nil {
 		return u, s.fail("risk usage", err)
 	}
-	err = s.read.QueryRowContext(ctx, `SELECT open_orders FROM risk_keys WHERE api_key = $1`, apiKey).Scan(&u.OpenOrders)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return u, s.fail("risk usage", err)
+	if rowDay == day {
+		if u.DailyNotional, err = decimal.NewFromString(n); err == nil {
+			u.DailyWithdrawal, err = decimal.NewFromString(w)
+		}
+		if err != nil {
+			return u, s.fail("risk usage of "+apiKey, err)
+		}
 	}
 	return u, nil
 }

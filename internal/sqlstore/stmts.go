@@ -26,7 +26,8 @@ type stmtCache struct {
 // writeStmts are the statements of the journal's writes, run in shared
 // transactions (groupcommit.go) on every order.
 var writeStmts = []string{
-	insertIntent, updateIntentSQL, updateIntentDueSQL, scheduleIntentSQL, insertAuditSQL, reservationKeySQL,
+	insertIntent, updateIntentSQL, updateIntentDueSQL, scheduleIntentSQL, insertAuditSQL,
+	lockRiskKeySQL, writeFiguresSQL, updateIntentRiskSQL,
 	savepointSQL, releaseSQL, rollbackToSQL,
 }
 

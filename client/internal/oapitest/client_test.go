@@ -191,3 +191,21 @@ func body(r any) string {
 	resp := v.Elem().FieldByName("HTTPResponse").Interface().(*http.Response)
 	return fmt.Sprintf("%d %s", resp.StatusCode, v.Elem().FieldByName("Body").Bytes())
 }
+
+// TestStreamHandshake: the generated StreamWithResponse sends its required
+// timestamp as 0 when the caller leaves it unset (a plain int64); the
+// Signer replaces it, so the handshake passes authentication. A generated
+// client cannot hold a WebSocket: the gateway answers the plain GET that
+// it is one (docs/clients.md).
+func TestStreamHandshake(t *testing.T) {
+	g := startGateway(t)
+	c := newClient(t, g)
+	r, err := c.StreamWithResponse(t.Context(), &oapitest.StreamParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.StatusCode() == http.StatusBadRequest || r.StatusCode() == http.StatusUnauthorized || r.StatusCode() < 400 {
+		t.Fatalf("handshake without a timestamp of its own: %d %s, want it past authentication and refused as not a WebSocket", r.StatusCode(), r.Body)
+	}
+	t.Logf("the plain GET: %d %s", r.StatusCode(), r.Body)
+}

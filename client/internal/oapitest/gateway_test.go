@@ -15,6 +15,7 @@ import (
 	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/localstate"
 	"github.com/exgate/exgate/sqlite"
+	"github.com/exgate/exgate/stream"
 )
 
 // gateway is a running gateway on the simulated exchange, wired as exgate
@@ -43,6 +44,7 @@ func startGateway(t *testing.T) gateway {
 		Limiter:   localstate.NewLimiter(nil),
 		OpenAPI:   api.Spec(),
 		Logger:    log,
+		Stream:    stream.New(stream.Options{Exchanges: exchanges, Journal: jr, Logger: log}),
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -70,18 +70,19 @@ func (s *Signer) sign(params string) string {
 
 // signQuery signs the raw query exactly as it is sent: its pairs in order,
 // without the signature pair, with a timestamp added at the end when the
-// caller gave none; the signature goes last.
+// caller gave none; the signature goes last. timestamp=0 counts as none:
+// it is what a generated client sends for a required timestamp left unset
+// (StreamParams.Timestamp of GET /v1/stream, a plain int64), which the
+// gateway would refuse.
 func (s *Signer) signQuery(req *http.Request) error {
 	var pairs []string
 	hasTimestamp := false
 	for p := range strings.SplitSeq(req.URL.RawQuery, "&") {
 		name, _, _ := strings.Cut(p, "=")
-		switch name {
-		case "":
+		switch {
+		case name == "" || name == "signature" || p == "timestamp=0":
 			continue
-		case "signature":
-			continue
-		case "timestamp":
+		case name == "timestamp":
 			hasTimestamp = true
 		}
 		pairs = append(pairs, p)

@@ -69,6 +69,11 @@ type Config struct {
 	warn io.Writer
 }
 
+// DemoConsoleAddr is where `exgate demo` serves the console unless
+// --console-addr or EXGATE_CONSOLE_ADDR says otherwise (docs/contract.md
+// 2.7).
+const DemoConsoleAddr = "127.0.0.1:8090"
+
 // NewFlagSet returns a flag set for cmd with the storage flags every
 // command takes; server adds the serve flags.
 func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server bool) (*flag.FlagSet, *Config) {
@@ -106,7 +111,11 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 	fs.StringVar(&c.DataDir, "data-dir", env("EXGATE_DATA_DIR", "./exgate-data"), "directory of the embedded store and master key (env EXGATE_DATA_DIR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("EXGATE_DATABASE_URL", ""), "postgres://… to use PostgreSQL instead of SQLite (env EXGATE_DATABASE_URL)")
 	if server || cmd == "console-login" {
-		fs.StringVar(&c.ConsoleAddr, "console-addr", env("EXGATE_CONSOLE_ADDR", ""), "serve the web console on this address, apart from the API; off when empty (env EXGATE_CONSOLE_ADDR)")
+		consoleHelp := "serve the web console on this address, apart from the API; off when empty (env EXGATE_CONSOLE_ADDR)"
+		if cmd == "demo" {
+			consoleHelp = "serve the web console on this address, apart from the API; empty: " + DemoConsoleAddr + " (env EXGATE_CONSOLE_ADDR)"
+		}
+		fs.StringVar(&c.ConsoleAddr, "console-addr", env("EXGATE_CONSOLE_ADDR", ""), consoleHelp)
 		fs.StringVar(&c.ConsoleURL, "console-url", env("EXGATE_CONSOLE_URL", ""), "the console's public URL when it is reached through a proxy or over https; empty: http://<console-addr> (env EXGATE_CONSOLE_URL)")
 	}
 	if server {
