@@ -286,7 +286,16 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 	if m != nil {
 		riskMetrics = m.Risk(eng.HaltCount)
 	}
-	srv := httpapi.New(httpapi.Config{
+	// The audit queue's gauge reads the server built below.
+	var srv *httpapi.Server
+	var auditMetrics interface {
+		AuditWriteFailed(records int)
+		AuditDropped(records int)
+	}
+	if m != nil && audit != nil {
+		auditMetrics = m.Audit(func() int { return srv.AuditQueued() })
+	}
+	srv = httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
 		Ledger:           jr,
@@ -302,6 +311,7 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 		},
 		Controls:       st,
 		Audit:          audit,
+		AuditMetrics:   auditMetrics,
 		TrustedProxies: trusted,
 		RouteLimits:    routeLimits,
 		Metrics:        observer,
