@@ -36,7 +36,7 @@ const (
 // gateway is the HTTP API with the risk engine and the journal in front
 // of one exchange: sim, or Binance's fake.
 type gateway struct {
-	t    *testing.T
+	t    testing.TB
 	st   exgate.Store
 	cl   *client.Client
 	cred exgate.Credential
@@ -46,7 +46,7 @@ type gateway struct {
 	exact bool
 }
 
-func newGateway(t *testing.T, exchange string) *gateway {
+func newGateway(t testing.TB, exchange string) *gateway {
 	t.Helper()
 	ctx := t.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{7}, 32))
