@@ -189,10 +189,14 @@ type AuditEntry struct {
 	Details map[string]string
 	// Status, Code and IntentID are a request's outcome: the HTTP status,
 	// the error code of a problem, the order's or withdrawal's id.
-	Status    int
-	Code      string
-	IntentID  string
-	RequestID string
+	Status   int
+	Code     string
+	IntentID string
+	// RequestID is the id the gateway generated for the request, unique
+	// to it; ClientRequestID is the client's own X-Request-ID, if any,
+	// which anyone may set and so never stands for the request.
+	RequestID       string
+	ClientRequestID string
 	// Remote is the client's address as the gateway decided it.
 	Remote string
 }

@@ -3,13 +3,13 @@ package exgate
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 	"unicode/utf8"
 )
 
-// Code is a stable machine-readable error code of the HTTP API. Codes are
-// never renamed; new ones may be added.
+// Code is a stable machine-readable error code of the API. Codes are
+// never renamed; new ones may be added (with their line in Codes and
+// their HTTP status in httpapi's Status).
 type Code string
 
 // Error codes (docs/contract.md 2.2).
@@ -60,58 +60,45 @@ const (
 	CodeTransferInFlight Code = "TRANSFER_IN_FLIGHT"
 )
 
-var codeStatus = map[Code]int{
-	CodeMissingAPIKey:          http.StatusUnauthorized,
-	CodeInvalidAPIKey:          http.StatusUnauthorized,
-	CodeMissingSignature:       http.StatusUnauthorized,
-	CodeInvalidSignature:       http.StatusUnauthorized,
-	CodeMissingTimestamp:       http.StatusUnauthorized,
-	CodeTimestampOutsideWindow: http.StatusUnauthorized,
-	CodeReplayedRequest:        http.StatusUnauthorized,
-	CodeMissingExchangeKey:     http.StatusBadRequest,
-	CodeUnknownExchangeKey:     http.StatusNotFound,
-	CodePermissionDenied:       http.StatusForbidden,
-	CodeIPNotAllowed:           http.StatusForbidden,
-	CodeAddressNotAllowed:      http.StatusForbidden,
-	CodeRiskLimitExceeded:      http.StatusForbidden,
-	CodeTradingHalted:          http.StatusForbidden,
-	CodeInvalidParameter:       http.StatusBadRequest,
-	CodeUnknownSymbol:          http.StatusBadRequest,
-	CodeQuantityTooSmall:       http.StatusUnprocessableEntity,
-	CodeInsufficientFunds:      http.StatusUnprocessableEntity,
-	CodeOrderRejected:          http.StatusUnprocessableEntity,
-	CodeWithdrawalRejected:     http.StatusUnprocessableEntity,
-	CodeRateLimited:            http.StatusTooManyRequests,
-	CodeExchangeError:          http.StatusBadGateway,
-	CodeExchangeAuthFailed:     http.StatusBadGateway,
-	CodeExchangeUnavailable:    http.StatusServiceUnavailable,
-	CodeExchangeTimeout:        http.StatusGatewayTimeout,
-	CodePayloadTooLarge:        http.StatusRequestEntityTooLarge,
-	CodeMethodNotAllowed:       http.StatusMethodNotAllowed,
-	CodeUnsupportedMediaType:   http.StatusUnsupportedMediaType,
-	CodeNotFound:               http.StatusNotFound,
-	CodeIdempotencyConflict:    http.StatusConflict,
-	CodeInternal:               http.StatusInternalServerError,
-	CodeNotImplemented:         http.StatusNotImplemented,
-	CodeTransferRejected:       http.StatusUnprocessableEntity,
-	CodeTransferInFlight:       http.StatusConflict,
-}
-
-// Status is the HTTP status the API answers with for the code.
-func (c Code) Status() int {
-	if s, ok := codeStatus[c]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
-
-// Codes lists every code, for documentation and tests.
+// Codes lists every code, for documentation and tests. The HTTP status
+// each is answered with is the API's business (httpapi.Status).
 func Codes() []Code {
-	out := make([]Code, 0, len(codeStatus))
-	for c := range codeStatus {
-		out = append(out, c)
+	return []Code{
+		CodeMissingAPIKey,
+		CodeInvalidAPIKey,
+		CodeMissingSignature,
+		CodeInvalidSignature,
+		CodeMissingTimestamp,
+		CodeTimestampOutsideWindow,
+		CodeReplayedRequest,
+		CodeMissingExchangeKey,
+		CodeUnknownExchangeKey,
+		CodePermissionDenied,
+		CodeIPNotAllowed,
+		CodeAddressNotAllowed,
+		CodeRiskLimitExceeded,
+		CodeTradingHalted,
+		CodeInvalidParameter,
+		CodeUnknownSymbol,
+		CodeQuantityTooSmall,
+		CodeInsufficientFunds,
+		CodeOrderRejected,
+		CodeWithdrawalRejected,
+		CodeRateLimited,
+		CodeExchangeError,
+		CodeExchangeAuthFailed,
+		CodeExchangeUnavailable,
+		CodeExchangeTimeout,
+		CodePayloadTooLarge,
+		CodeMethodNotAllowed,
+		CodeUnsupportedMediaType,
+		CodeNotFound,
+		CodeIdempotencyConflict,
+		CodeInternal,
+		CodeNotImplemented,
+		CodeTransferRejected,
+		CodeTransferInFlight,
 	}
-	return out
 }
 
 // Error is an error the client may see: a code, a human-readable detail, the

@@ -5,7 +5,8 @@
 // The package depends only on the standard library and an exact decimal
 // type. Adapters (exchange/...), stores (sqlite, postgres), shared state
 // (redis) and the HTTP API (httpapi) import it and never each other; only
-// cmd/exgate wires them together.
+// cmd/internal/gateway wires them together. An adapter's optional
+// abilities are found through any wrapper by Ability.
 package exgate
 
 import "context"

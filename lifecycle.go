@@ -84,6 +84,41 @@ type SymbolLister interface {
 	Symbols(ctx context.Context, cred Credential, f SymbolFilter) ([]SymbolInfo, error)
 }
 
+// LookupSymbol finds sym among l's markets: its market, or, when only
+// the inverse pair is listed, inverse true and the inverse's market. Not
+// listed either way is found false. An error of the lister's first call
+// is returned as it is; one of the inverse's is taken for not listed.
+func LookupSymbol(ctx context.Context, l SymbolLister, cred Credential, sym Symbol) (info SymbolInfo, inverse, found bool, err error) {
+	infos, err := l.Symbols(ctx, cred, SymbolFilter{Symbol: sym})
+	if err != nil {
+		return SymbolInfo{}, false, false, err
+	}
+	if len(infos) > 0 {
+		return infos[0], false, true, nil
+	}
+	if inv, err := l.Symbols(ctx, cred, SymbolFilter{Symbol: sym.Inverse()}); err == nil && len(inv) > 0 {
+		return inv[0], true, true, nil
+	}
+	return SymbolInfo{}, false, false, nil
+}
+
+// ListedSymbol is sym's market on l's exchange. A pair not listed is
+// UNKNOWN_SYMBOL, naming the inverse pair when that one is listed
+// (docs/contract.md 2.3): the one wording of that rule, for the API's
+// routes and the stream's subscriptions alike.
+func ListedSymbol(ctx context.Context, l SymbolLister, cred Credential, sym Symbol) (SymbolInfo, error) {
+	info, inverse, found, err := LookupSymbol(ctx, l, cred, sym)
+	switch {
+	case err != nil:
+		return SymbolInfo{}, err
+	case inverse:
+		return SymbolInfo{}, Errorf(CodeUnknownSymbol, "%s is not listed on %s; the pair is listed the other way round as %s", sym, cred.Exchange, sym.Inverse())
+	case !found:
+		return SymbolInfo{}, Errorf(CodeUnknownSymbol, "%s is not listed on %s", sym, cred.Exchange)
+	}
+	return info, nil
+}
+
 // TimeInForce says how long a limit order works.
 type TimeInForce string
 

@@ -21,6 +21,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/api/openapitest"
 	"github.com/exgate/exgate/client"
+	"github.com/exgate/exgate/httpapi"
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 )
@@ -233,7 +234,7 @@ func writeProblem(w http.ResponseWriter, code exgate.Code, detail, param string)
 	p := map[string]any{
 		"type":      "https://github.com/exgate/exgate/blob/main/docs/errors.md#" + strings.ToLower(string(code)),
 		"title":     "Some title",
-		"status":    code.Status(),
+		"status":    httpapi.Status(code),
 		"detail":    detail,
 		"code":      string(code),
 		"requestId": "req-1",
@@ -243,12 +244,12 @@ func writeProblem(w http.ResponseWriter, code exgate.Code, detail, param string)
 	}
 	b, _ := json.Marshal(p)
 	w.Header().Set("Content-Type", "application/problem+json")
-	if s := code.Status(); s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable {
+	if s := httpapi.Status(code); s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable {
 		if w.Header().Get("Retry-After") == "" {
 			w.Header().Set("Retry-After", "1")
 		}
 	}
-	w.WriteHeader(code.Status())
+	w.WriteHeader(httpapi.Status(code))
 	_, _ = w.Write(b)
 }
 

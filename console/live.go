@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/stream"
 )
 
@@ -130,7 +131,7 @@ func (e *eventWriter) comment() { e.write([]byte(": keep-alive\n\n")) }
 func (e *eventWriter) problem(err error, log *slog.Logger) {
 	code, status, detail := exgate.CodeExchangeUnavailable, http.StatusBadGateway, "the live feed ended; the page polls instead"
 	if ex, ok := errors.AsType[*exgate.Error](err); ok {
-		code, status, detail = ex.Code, ex.Code.Status(), ex.Detail
+		code, status, detail = ex.Code, httpapi.Status(ex.Code), ex.Detail
 	} else if !errors.Is(err, stream.ErrSlow) {
 		log.Error("console: live market data", "err", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/httpapi"
 )
 
 // MarketFeed is what the market page draws: klines and the order book of
@@ -202,7 +203,7 @@ func (h *Handler) book(w http.ResponseWriter, r *http.Request, _ session) {
 
 func (h *Handler) apiError(w http.ResponseWriter, err error) {
 	if e, ok := errors.AsType[*exgate.Error](err); ok {
-		writeProblem(w, e.Code.Status(), string(e.Code), e.Detail)
+		writeProblem(w, httpapi.Status(e.Code), string(e.Code), e.Detail)
 		return
 	}
 	h.o.Logger.Error("console: market data", "err", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/httpapi"
 )
 
 // page is what every template gets.
@@ -357,7 +358,7 @@ func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request, s session)
 	entry := exgate.AuditEntry{Actor: exgate.AuditActorConsole, Action: "order cancel", APIKey: api, ExchangeKey: name,
 		Details: map[string]string{"id": id}, IntentID: id, Remote: r.RemoteAddr, Status: http.StatusOK}
 	if e, ok := errors.AsType[*exgate.Error](err); ok {
-		entry.Code, entry.Status = string(e.Code), e.Code.Status()
+		entry.Code, entry.Status = string(e.Code), httpapi.Status(e.Code)
 	} else if err != nil {
 		entry.Status = http.StatusInternalServerError
 	}
@@ -406,7 +407,7 @@ func (h *Handler) transfer(w http.ResponseWriter, r *http.Request, s session) {
 	entry := exgate.AuditEntry{Actor: exgate.AuditActorConsole, Action: "transfer", APIKey: api, ExchangeKey: name,
 		Details: details, IntentID: t.ID, Remote: r.RemoteAddr, Status: http.StatusOK}
 	if e, ok := errors.AsType[*exgate.Error](err); ok {
-		entry.Code, entry.Status = string(e.Code), e.Code.Status()
+		entry.Code, entry.Status = string(e.Code), httpapi.Status(e.Code)
 	} else if err != nil {
 		entry.Status = http.StatusInternalServerError
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exgate/exgate/exchange/binance"
 	"github.com/exgate/exgate/localstate"
 	"github.com/exgate/exgate/metrics"
 )
@@ -77,7 +78,7 @@ func exportedSeries(t *testing.T) map[string]bool {
 	}))
 	defer srv.Close()
 	req, _ := http.NewRequestWithContext(context.Background(), "GET", srv.URL+"/api/v3/time", nil)
-	resp, err := (&http.Client{Transport: m.Transport("binance", nil)}).Do(req)
+	resp, err := (&http.Client{Transport: m.Transport("binance", nil, binance.Adapter().Weight)}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,11 @@ type Adapter struct {
 	// minute, which the adapter paces for and the metrics show headroom
 	// against; zero when the exchange reports its own or has none.
 	WeightLimit int
+	// Weight reads the request weight the exchange reports in an
+	// answer's headers, for the metrics: used, and its limit when the
+	// exchange reports that too (else 0); ok false when the answer
+	// carries none. Nil: the exchange reports none.
+	Weight func(h http.Header) (used, limit float64, ok bool)
 	// Build builds the adapter from its settings and the gateway's
 	// shared dependencies.
 	Build func(env Env) (exgate.Exchange, error)

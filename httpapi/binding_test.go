@@ -201,3 +201,37 @@ func TestLegacyKeyRoutes(t *testing.T) {
 		})
 	}
 }
+
+// Issue 23: a lookup by id or client id answers only records of the
+// exchange key the request names (and refreshes them with that key's
+// credential): an order placed on "demo" is not read through "ro".
+func TestLookupsScopedToExchangeKey(t *testing.T) {
+	g := newGateway(t, options{})
+	g.addCredential(g.apiKey, "ro", exgate.PermissionRead)
+	id := placeLimit(t, g, "scoped-1")
+	wd := g.do(request{method: "POST", path: "/v1/wallet/withdraw",
+		body: `"asset":"ETH","network":"ETH","address":"` + ethAddress + `","amount":"1","clientWithdrawalId":"scoped-w"`})
+	if wd.status != 200 {
+		t.Fatalf("withdraw: %d %s", wd.status, wd.body)
+	}
+	for _, tc := range []struct {
+		name, path, query, exchangeKey string
+		want                           int
+	}{
+		{"order by id through its key", "/v1/order", "id=" + id, "demo", 200},
+		{"order by id through another key", "/v1/order", "id=" + id, "ro", 404},
+		{"order by client id through another key", "/v1/order", "clientOrderId=scoped-1", "ro", 404},
+		{"withdrawal through its key", "/v1/wallet/withdrawal", "clientWithdrawalId=scoped-w", "demo", 200},
+		{"withdrawal through another key", "/v1/wallet/withdrawal", "clientWithdrawalId=scoped-w", "ro", 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := g.do(request{path: tc.path, query: tc.query, exchangeKey: str(tc.exchangeKey)})
+			if r.status != tc.want {
+				t.Fatalf("%d %s; want %d", r.status, r.body, tc.want)
+			}
+			if tc.want == 404 && r.problem(t)["code"] != "NOT_FOUND" {
+				t.Fatalf("%s; want NOT_FOUND", r.body)
+			}
+		})
+	}
+}

@@ -42,25 +42,55 @@ type auditLog interface {
 // connection for a commit of its own. A crash between an answer and the
 // next commit loses that answer's record, never the order or withdrawal,
 // which the journal recorded before the answer.
+//
+// A batch the store refuses (an outage) stays at the head of the queue and
+// is written again with doubling backoff until the store is back; records
+// answered meanwhile wait behind it, at most maxAuditPending in all. Only
+// when the queue is full while the store fails is a record dropped, and
+// then never silently: it is logged with its request id and counted
+// (auditObserver.AuditDropped), as is every failed write.
 type auditWriter struct {
 	log     auditLog
 	logger  *slog.Logger
+	obs     auditObserver
 	mu      sync.Mutex
 	pending []exgate.AuditEntry
 	writing bool
-	// room is signaled after each batch, for adders waiting while
-	// maxAuditPending records are queued.
+	// failing is set while the last write failed and the writer waits to
+	// write it again.
+	failing bool
+	// room is signaled after each batch, and when a write fails, for
+	// adders waiting while maxAuditPending records are queued.
 	room *sync.Cond
 	// idle is closed when the writer stops with nothing queued.
 	idle chan struct{}
+	// retry is the wait before the attempt-th write again (from 1).
+	retry func(attempt int) time.Duration
+}
+
+// auditObserver hears what the audit writer could not write: the records
+// of a failed write (written again later) and the records dropped.
+type auditObserver interface {
+	AuditWriteFailed(records int)
+	AuditDropped(records int)
 }
 
 // maxAuditPending bounds the records queued: past it, a request waits for
-// the writer before it answers.
+// the writer before it answers, or, while the store fails, its record is
+// dropped (logged and counted).
 const maxAuditPending = 4096
 
-func newAuditWriter(log auditLog, logger *slog.Logger) *auditWriter {
-	w := &auditWriter{log: log, logger: logger, idle: make(chan struct{})}
+// maxAuditBatch bounds the records of one write.
+const maxAuditBatch = 1024
+
+// auditRetry is the default wait before writing a refused batch again:
+// 50 ms doubling to 5 s.
+func auditRetry(attempt int) time.Duration {
+	return min(50*time.Millisecond<<min(attempt-1, 10), 5*time.Second)
+}
+
+func newAuditWriter(log auditLog, logger *slog.Logger, obs auditObserver) *auditWriter {
+	w := &auditWriter{log: log, logger: logger, obs: obs, idle: make(chan struct{}), retry: auditRetry}
 	w.room = sync.NewCond(&w.mu)
 	close(w.idle)
 	return w
@@ -70,6 +100,15 @@ func newAuditWriter(log auditLog, logger *slog.Logger) *auditWriter {
 func (w *auditWriter) add(e exgate.AuditEntry) {
 	w.mu.Lock()
 	for len(w.pending) >= maxAuditPending {
+		if w.failing {
+			w.mu.Unlock()
+			w.logger.Error("audit record dropped: the store is failing and the audit queue is full",
+				"requestId", e.RequestID, "action", e.Action, "apiKey", e.APIKey, "status", e.Status, "intentId", e.IntentID)
+			if w.obs != nil {
+				w.obs.AuditDropped(1)
+			}
+			return
+		}
 		w.room.Wait()
 	}
 	w.pending = append(w.pending, e)
@@ -81,27 +120,50 @@ func (w *auditWriter) add(e exgate.AuditEntry) {
 	w.mu.Unlock()
 }
 
-// run writes batches until nothing is queued.
+// queued is the number of records waiting to be written.
+func (w *auditWriter) queued() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.pending)
+}
+
+// run writes batches until nothing is queued, writing a refused batch
+// again after a backoff.
 func (w *auditWriter) run() {
+	attempt := 0
 	for {
 		w.mu.Lock()
-		batch := w.pending
-		w.pending = nil
-		if len(batch) == 0 {
-			w.writing = false
+		n := min(len(w.pending), maxAuditBatch)
+		if n == 0 {
+			w.writing, w.failing = false, false
 			close(w.idle)
 			w.mu.Unlock()
 			return
 		}
-		w.room.Broadcast()
+		batch := append([]exgate.AuditEntry(nil), w.pending[:n]...)
 		w.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := w.log.AppendAudits(ctx, batch); err != nil {
-			for _, e := range batch {
-				w.logger.Error("audit trail not written", "requestId", e.RequestID, "action", e.Action, "status", e.Status, "err", err)
-			}
-		}
+		err := w.log.AppendAudits(ctx, batch)
 		cancel()
+		w.mu.Lock()
+		if err == nil {
+			w.pending = append(w.pending[:0:0], w.pending[n:]...)
+			w.failing, attempt = false, 0
+			w.room.Broadcast()
+			w.mu.Unlock()
+			continue
+		}
+		w.failing = true
+		w.room.Broadcast()
+		queued := len(w.pending)
+		w.mu.Unlock()
+		attempt++
+		if w.obs != nil {
+			w.obs.AuditWriteFailed(n)
+		}
+		w.logger.Warn("audit records not written yet: written again when the store answers",
+			"records", n, "queued", queued, "attempt", attempt, "firstRequestId", batch[0].RequestID, "err", err)
+		time.Sleep(w.retry(attempt))
 	}
 }
 
@@ -114,7 +176,9 @@ func (w *auditWriter) wait(ctx context.Context) error {
 	case <-idle:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("audit records still being written: %w", ctx.Err())
+		n := w.queued()
+		w.logger.Error("audit records not written when the wait ended", "records", n)
+		return fmt.Errorf("%d audit records still waiting to be written: %w", n, ctx.Err())
 	}
 }
 
@@ -314,8 +378,10 @@ func (s *Server) audited(action string, h http.Handler) http.Handler {
 			Code:        outcome.Code,
 			IntentID:    outcome.ID,
 			RequestID:   requestID(r.Context()),
-			Remote:      note.remote,
-			Time:        s.now(),
+			// The client's own id, apart: anyone may set it.
+			ClientRequestID: clientRequestID(r.Context()),
+			Remote:          note.remote,
+			Time:            s.now(),
 		}
 		// The record is queued before the answer is flushed, so records
 		// keep the order of the answers, and written after it, beside the
@@ -323,6 +389,15 @@ func (s *Server) audited(action string, h http.Handler) http.Handler {
 		s.audit.add(e)
 		_ = http.NewResponseController(w).Flush()
 	})
+}
+
+// AuditQueued is the number of audit records waiting to be written: the
+// metrics gauge of the audit queue.
+func (s *Server) AuditQueued() int {
+	if s.audit == nil {
+		return 0
+	}
+	return s.audit.queued()
 }
 
 // Drain waits until the audit records of the requests answered so far are

@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,7 +83,7 @@ func (l *batchLog) AppendAudits(_ context.Context, es []exgate.AuditEntry) error
 // are written.
 func TestAuditWriter(t *testing.T) {
 	l := &batchLog{started: make(chan struct{}), release: make(chan struct{})}
-	w := newAuditWriter(l, slog.New(slog.DiscardHandler))
+	w := newAuditWriter(l, slog.New(slog.DiscardHandler), nil)
 	w.add(exgate.AuditEntry{RequestID: "r0"})
 	<-l.started
 	for i := 1; i <= 5; i++ {
@@ -109,5 +111,76 @@ func TestAuditWriter(t *testing.T) {
 	defer l.mu.Unlock()
 	if err != nil || len(l.batches) != 3 {
 		t.Errorf("after one more record: %v, batches %v", err, l.batches)
+	}
+}
+
+// failingLog refuses every write until up is set; each refusal is
+// reported on refused.
+type failingLog struct {
+	mu      sync.Mutex
+	up      bool
+	written []string
+	refused chan int
+}
+
+func (l *failingLog) AppendAudits(_ context.Context, es []exgate.AuditEntry) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.up {
+		l.refused <- len(es)
+		return errors.New("store unreachable")
+	}
+	for _, e := range es {
+		l.written = append(l.written, e.RequestID)
+	}
+	return nil
+}
+
+type auditCounts struct{ failed, dropped atomic.Int64 }
+
+func (c *auditCounts) AuditWriteFailed(n int) { c.failed.Add(int64(n)) }
+func (c *auditCounts) AuditDropped(n int)     { c.dropped.Add(int64(n)) }
+
+// TestAuditWriterRetries: a refused batch is written again, in order, once
+// the store answers; records past the bounded queue while the store fails
+// are dropped and counted, never silently.
+func TestAuditWriterRetries(t *testing.T) {
+	l := &failingLog{refused: make(chan int, 100)}
+	counts := &auditCounts{}
+	w := newAuditWriter(l, slog.New(slog.DiscardHandler), counts)
+	retry := make(chan struct{})
+	w.retry = func(int) time.Duration { <-retry; return 0 }
+	w.add(exgate.AuditEntry{RequestID: "r0"})
+	if n := <-l.refused; n != 1 {
+		t.Fatalf("first write of %d records; want 1", n)
+	}
+	// The writer waits to write again: fill the queue past its bound.
+	for i := 1; i < maxAuditPending+3; i++ {
+		w.add(exgate.AuditEntry{RequestID: fmt.Sprint("r", i)})
+	}
+	if got := counts.dropped.Load(); got != 3 {
+		t.Errorf("%d records dropped past the queue's bound; want 3", got)
+	}
+	if got := w.queued(); got != maxAuditPending {
+		t.Errorf("%d records queued; want %d", got, maxAuditPending)
+	}
+	retry <- struct{}{} // still down
+	if n := <-l.refused; n != maxAuditBatch {
+		t.Fatalf("second write of %d records; want a batch of %d", n, maxAuditBatch)
+	}
+	l.mu.Lock()
+	l.up = true
+	l.mu.Unlock()
+	close(retry)
+	if err := w.wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.written) != maxAuditPending || l.written[0] != "r0" || l.written[maxAuditPending-1] != fmt.Sprint("r", maxAuditPending-1) {
+		t.Fatalf("%d records written (first %q); want r0 to r%d in order", len(l.written), l.written[:1], maxAuditPending-1)
+	}
+	if got := counts.failed.Load(); got != 1+maxAuditBatch {
+		t.Errorf("%d records in failed writes; want %d", got, 1+maxAuditBatch)
 	}
 }

@@ -40,6 +40,17 @@ func (c *countingExchange) Withdraw(ctx context.Context, cred exgate.Credential,
 // newControlledGateway is newGateway with the operator's controls on:
 // allowlists and the audit trail in the store, and trusted proxies.
 func newControlledGateway(t *testing.T, trusted []netip.Prefix) (*gateway, *countingExchange) {
+	return newAuditedGateway(t, trusted, nil)
+}
+
+// auditStore is where a gateway of the tests writes its audit trail.
+type auditStore interface {
+	AppendAudits(ctx context.Context, es []exgate.AuditEntry) error
+}
+
+// newAuditedGateway is newControlledGateway writing its audit trail
+// through audit(store) when audit is not nil.
+func newAuditedGateway(t *testing.T, trusted []netip.Prefix, audit func(*sqlite.Store) auditStore) (*gateway, *countingExchange) {
 	t.Helper()
 	ctx := t.Context()
 	clk := &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
@@ -52,6 +63,10 @@ func newControlledGateway(t *testing.T, trusted []netip.Prefix) (*gateway, *coun
 	ex := &countingExchange{Exchange: sim.New(sim.Options{Ledger: st, Now: clk.Now})}
 	exchanges := map[string]exgate.Exchange{"sim": ex}
 	jr := journal.New(journal.Options{Store: st, Exchanges: exchanges, Now: clk.Now})
+	var auditLog auditStore = st
+	if audit != nil {
+		auditLog = audit(st)
+	}
 	srv := httpapi.New(httpapi.Config{
 		Keys:           st,
 		Exchanges:      exchanges,
@@ -61,7 +76,7 @@ func newControlledGateway(t *testing.T, trusted []netip.Prefix) (*gateway, *coun
 		OpenAPI:        api.Spec(),
 		Now:            clk.Now,
 		Controls:       st,
-		Audit:          st,
+		Audit:          auditLog,
 		TrustedProxies: trusted,
 	})
 	hs := httptest.NewServer(srv)

@@ -236,7 +236,7 @@ func (s *Server) handleOrder(w http.ResponseWriter, r *http.Request, c *call) er
 	if err != nil {
 		return err
 	}
-	order, err := s.cfg.Ledger.Order(r.Context(), c.apiKey, id, ref)
+	order, err := s.cfg.Ledger.OrderOf(r.Context(), c.cred, id, ref)
 	if err != nil {
 		return err
 	}
@@ -248,7 +248,7 @@ func (s *Server) handleWithdrawal(w http.ResponseWriter, r *http.Request, c *cal
 	if err != nil {
 		return err
 	}
-	wd, err := s.cfg.Ledger.Withdrawal(r.Context(), c.apiKey, id, ref)
+	wd, err := s.cfg.Ledger.WithdrawalOf(r.Context(), c.cred, id, ref)
 	if err != nil {
 		return err
 	}

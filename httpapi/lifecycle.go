@@ -43,23 +43,10 @@ func (ps params) boolean(name string) (bool, error) {
 	return p.value == "true", nil
 }
 
-// checkSymbol refuses a pair the exchange does not list (naming the
-// inverse when that is listed) and checks price against its tick, when
-// the exchange lists its markets.
+// checkSymbol refuses a pair the exchange does not list
+// (exgate.ListedSymbol) and returns its market.
 func checkSymbol(ctx context.Context, om exgate.SymbolLister, cred exgate.Credential, sym exgate.Symbol) (exgate.SymbolInfo, error) {
-	infos, err := om.Symbols(ctx, cred, exgate.SymbolFilter{Symbol: sym})
-	if err != nil {
-		return exgate.SymbolInfo{}, err
-	}
-	if len(infos) > 0 {
-		return infos[0], nil
-	}
-	inv, err := om.Symbols(ctx, cred, exgate.SymbolFilter{Symbol: sym.Inverse()})
-	if err == nil && len(inv) > 0 {
-		return exgate.SymbolInfo{}, exgate.Errorf(exgate.CodeUnknownSymbol,
-			"%s is not listed on %s; the pair is listed the other way round as %s", sym, cred.Exchange, sym.Inverse())
-	}
-	return exgate.SymbolInfo{}, exgate.Errorf(exgate.CodeUnknownSymbol, "%s is not listed on %s", sym, cred.Exchange)
+	return exgate.ListedSymbol(ctx, om, cred, sym)
 }
 
 func (s *Server) handleLimitOrder(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -165,10 +152,8 @@ func (s *Server) marketOrderExtras(w http.ResponseWriter, r *http.Request, c *ca
 		ctx, err = s.checkOrderRisk(ctx, c, riskOrder{market: req}, false)
 		return false, ctx, err
 	}
-	if infos, err := om.Symbols(ctx, c.cred, exgate.SymbolFilter{Symbol: req.Symbol}); err == nil && len(infos) == 0 {
-		if inv, err := om.Symbols(ctx, c.cred, exgate.SymbolFilter{Symbol: req.Symbol.Inverse()}); err == nil && len(inv) > 0 {
-			*req = exgate.InvertOrderRequest(*req)
-		}
+	if _, inverse, _, err := exgate.LookupSymbol(ctx, om, c.cred, req.Symbol); err == nil && inverse {
+		*req = exgate.InvertOrderRequest(*req)
 	}
 	if ctx, err = s.checkOrderRisk(ctx, c, riskOrder{market: req}, test); err != nil || !test {
 		return false, ctx, err

@@ -81,7 +81,7 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	} else if e.Err != nil || e.Code == exgate.CodeInternal {
 		s.log.WarnContext(r.Context(), "request failed", "requestId", requestID(r.Context()), "code", string(e.Code), "err", clipLog(err))
 	}
-	status := e.Code.Status()
+	status := Status(e.Code)
 	if e.RetryAfter > 0 {
 		secs := int64((e.RetryAfter + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))

@@ -35,8 +35,10 @@ const MaxBodyBytes = 64 << 10
 type ledger interface {
 	PlaceOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest, clientRef string) (exgate.Order, error)
 	Withdraw(ctx context.Context, cred exgate.Credential, req exgate.WithdrawalRequest, clientRef string) (exgate.Withdrawal, error)
-	Order(ctx context.Context, apiKey, id, clientRef string) (exgate.Order, error)
-	Withdrawal(ctx context.Context, apiKey, id, clientRef string) (exgate.Withdrawal, error)
+	// OrderOf and WithdrawalOf find a record of the exchange key cred
+	// only, and refresh it with that key's credential.
+	OrderOf(ctx context.Context, cred exgate.Credential, id, clientRef string) (exgate.Order, error)
+	WithdrawalOf(ctx context.Context, cred exgate.Credential, id, clientRef string) (exgate.Withdrawal, error)
 }
 
 // limiter is the gateway's own per-client rate limit.
@@ -82,6 +84,10 @@ type Config struct {
 	// Audit, when set, records every authenticated request that changes
 	// state (controls.go).
 	Audit auditLog
+	// AuditMetrics, when set, hears of audit records not written yet
+	// (a failed write, retried) and dropped (the queue full while the
+	// store fails).
+	AuditMetrics auditObserver
 	// TrustedProxies are the peers whose X-Forwarded-For names the client.
 	TrustedProxies []netip.Prefix
 	// RouteLimits are each client key's budgets per kind of route, on top
@@ -154,7 +160,7 @@ func New(cfg Config) *Server {
 		s.cfg.Ledger = addressGuard{ledger: cfg.Ledger, addresses: cfg.Controls, now: s.now}
 	}
 	if cfg.Audit != nil {
-		s.audit = newAuditWriter(cfg.Audit, s.log)
+		s.audit = newAuditWriter(cfg.Audit, s.log, cfg.AuditMetrics)
 	}
 	s.mux = http.NewServeMux()
 	s.routes()
@@ -164,12 +170,17 @@ func New(cfg Config) *Server {
 // ServeHTTP assigns the request id, logs the request and dispatches it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	id := r.Header.Get("X-Request-ID")
-	if !validRequestID(id) {
-		id = newRequestID()
-	}
+	// The gateway's own id, always: a client's X-Request-ID is kept apart
+	// (clientRequestID), so that no client can give its request, in the
+	// logs or the audit trail, the id of another.
+	id := newRequestID()
 	w.Header().Set("X-Request-ID", id)
 	ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+	clientID := r.Header.Get("X-Request-ID")
+	if !validRequestID(clientID) {
+		clientID = ""
+	}
+	ctx = context.WithValue(ctx, clientRequestIDKey{}, clientID)
 	info := &requestInfo{}
 	if s.cfg.Metrics != nil {
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)
@@ -189,6 +200,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The path only: the query carries the signature.
 		s.log.InfoContext(ctx, "request",
 			"requestId", id,
+			"clientRequestId", clientID,
 			"method", r.Method,
 			"path", clip(r.URL.Path),
 			"status", rec.status,
@@ -233,6 +245,15 @@ func cleanPath(p string) string {
 
 type requestIDKey struct{}
 
+type clientRequestIDKey struct{}
+
+// clientRequestID is the client's own X-Request-ID ("" without a valid
+// one).
+func clientRequestID(ctx context.Context) string {
+	id, _ := ctx.Value(clientRequestIDKey{}).(string)
+	return id
+}
+
 func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey{}).(string)
 	return id
@@ -244,8 +265,8 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// validRequestID accepts a client's id of up to 128 visible ASCII
-// characters, so that logs cannot be forged with control characters.
+// validRequestID accepts a client's X-Request-ID of up to 128 visible
+// ASCII characters, so that logs cannot be forged with control characters.
 func validRequestID(id string) bool {
 	if id == "" || len(id) > 128 {
 		return false

@@ -21,7 +21,7 @@ import (
 // exchange's history.
 type transferLedger interface {
 	Transfer(ctx context.Context, cred exgate.Credential, req exgate.TransferRequest, clientRef string) (exgate.Transfer, error)
-	TransferRecord(ctx context.Context, apiKey, id, clientRef string) (exgate.Transfer, error)
+	TransferRecordOf(ctx context.Context, cred exgate.Credential, id, clientRef string) (exgate.Transfer, error)
 	// LabelTransfers puts the gateway's and the client's ids on the
 	// transfers the gateway sent.
 	LabelTransfers(ctx context.Context, apiKey string, ts []exgate.Transfer) []exgate.Transfer
@@ -97,7 +97,7 @@ func (s *Server) handleTransferRecord(w http.ResponseWriter, r *http.Request, c 
 	if s.xfers == nil {
 		return exgate.Errorf(exgate.CodeNotFound, "no transfer with that id for this API key")
 	}
-	tr, err := s.xfers.TransferRecord(r.Context(), c.apiKey, id, ref)
+	tr, err := s.xfers.TransferRecordOf(r.Context(), c.cred, id, ref)
 	if err != nil {
 		return err
 	}

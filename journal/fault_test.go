@@ -20,6 +20,8 @@ import (
 	"github.com/exgate/exgate/exchange/gateio/gateiofake"
 	"github.com/exgate/exgate/exchange/kraken"
 	"github.com/exgate/exgate/exchange/kraken/krakenfake"
+	"github.com/exgate/exgate/exchange/okx"
+	"github.com/exgate/exgate/exchange/okx/okxfake"
 	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/localstate"
 	"github.com/exgate/exgate/sqlite"
@@ -88,6 +90,16 @@ type venue struct {
 	// isSubmit tells the order and withdrawal submissions apart from
 	// reads, which get faults less often.
 	isSubmit func(r *http.Request) bool
+	// isCancel tells an order cancel (fault_lifecycle_test.go).
+	isCancel func(r *http.Request) bool
+	// limitQty is the base quantity of the lifecycle tests' limit
+	// orders, at the market's step and above its minimum.
+	limitQty string
+}
+
+// venues are the exchanges the fault tests run on, one line each.
+func venues() []func(*testing.T) venue {
+	return []func(*testing.T) venue{binanceVenue, krakenVenue, gateioVenue, okxVenue, bybitVenue}
 }
 
 func binanceVenue(t *testing.T) venue {
@@ -127,6 +139,8 @@ func binanceVenue(t *testing.T) venue {
 		isSubmit: func(r *http.Request) bool {
 			return (r.Method == http.MethodPost && r.URL.Path == "/api/v3/order") || r.URL.Path == "/sapi/v1/capital/withdraw/apply"
 		},
+		isCancel: func(r *http.Request) bool { return r.Method == http.MethodDelete && r.URL.Path == "/api/v3/order" },
+		limitQty: "0.001",
 	}
 }
 
@@ -189,6 +203,8 @@ func krakenVenue(t *testing.T) venue {
 		isSubmit: func(r *http.Request) bool {
 			return r.URL.Path == "/0/private/AddOrder" || r.URL.Path == "/0/private/Withdraw"
 		},
+		isCancel: func(r *http.Request) bool { return r.URL.Path == "/0/private/CancelOrder" },
+		limitQty: "0.001",
 	}
 }
 
@@ -228,6 +244,8 @@ func gateioVenue(t *testing.T) venue {
 		isSubmit: func(r *http.Request) bool {
 			return (r.Method == http.MethodPost && r.URL.Path == "/api/v4/spot/orders") || r.URL.Path == "/api/v4/withdrawals"
 		},
+		isCancel: func(r *http.Request) bool { return r.Method == http.MethodDelete },
+		limitQty: "0.01",
 	}
 }
 
@@ -256,7 +274,7 @@ func TestFaultInjection(t *testing.T) {
 	// The eight runs go at once whatever -parallel says (it defaults to
 	// the number of CPUs, and they hardly use one).
 	var wg sync.WaitGroup
-	for _, newVenue := range []func(*testing.T) venue{binanceVenue, krakenVenue, gateioVenue, okxVenue} {
+	for _, newVenue := range venues() {
 		for _, kind := range []exgate.IntentKind{exgate.IntentOrder, exgate.IntentWithdrawal} {
 			v := newVenue(t)
 			wg.Go(func() {
@@ -428,4 +446,47 @@ func (unlimited) Reserve(context.Context, string, int, exgate.RateLimit) (time.D
 func (unlimited) Pause(context.Context, string, time.Time) error { return nil }
 func (unlimited) PausedUntil(context.Context, string) (time.Time, error) {
 	return time.Time{}, nil
+}
+
+// okxVenue is OKX's fake with an adapter pointed at it: orders from the
+// trading account, withdrawals from the funding account.
+func okxVenue(t *testing.T) venue {
+	fake := okxfake.New(okxfake.Options{NoRateLimits: true})
+	t.Cleanup(fake.Close)
+	if err := fake.AddAccount(okxfake.Account{APIKey: "k", Secret: "s", Passphrase: "p",
+		Balances: map[string]string{"USDT": "10000000", "BTC": "1000"}, Funding: map[string]string{"USDT": "10000000"}}); err != nil {
+		t.Fatal(err)
+	}
+	ex := okx.New(okx.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{}})
+	return venue{
+		name:  "okx",
+		ex:    ex,
+		cred:  exgate.Credential{Exchange: okx.Name, Key: "k", Secret: "s", Passphrase: "p", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
+		order: exgate.OrderRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Side: exgate.SideBuy, Quantity: decimal.RequireFromString("20"), QuantityIn: exgate.InQuote},
+		wd:    exgate.WithdrawalRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: decimal.RequireFromString("100")},
+		inject: func(f func(r *http.Request) fault) {
+			fake.SetFault(func(r *http.Request) okxfake.Fault {
+				switch f(r) {
+				case faultSlow:
+					return okxfake.Fault{Delay: slowDelay}
+				case faultSlowOK:
+					return okxfake.Fault{Delay: slowOKDelay}
+				case faultStatus500:
+					return okxfake.Fault{Status: 500, Body: `{"code":"50026","msg":"System error","data":[]}`}
+				case faultDrop:
+					return okxfake.Fault{Drop: true}
+				case faultDropAfter:
+					return okxfake.Fault{DropAfter: true}
+				}
+				return okxfake.Fault{}
+			})
+		},
+		orders:  func(id string) int { return fake.OrdersByClOrdID("k", id) },
+		withdrs: func(it exgate.Intent) int { return fake.Withdrawals("k", it.ID) },
+		isSubmit: func(r *http.Request) bool {
+			return r.Method == http.MethodPost && (r.URL.Path == "/api/v5/trade/order" || r.URL.Path == "/api/v5/asset/withdrawal")
+		},
+		isCancel: func(r *http.Request) bool { return r.URL.Path == "/api/v5/trade/cancel-order" },
+		limitQty: "0.01",
+	}
 }

@@ -297,12 +297,25 @@ func (s *Service) Withdraw(ctx context.Context, cred exgate.Credential, req exga
 // Order returns an order of the client by gateway id or client id,
 // refreshed from the exchange while it is not final.
 func (s *Service) Order(ctx context.Context, apiKey, id, clientRef string) (exgate.Order, error) {
-	return lookup(ctx, s, orderKind, apiKey, id, clientRef)
+	return lookup(ctx, s, orderKind, apiKey, 0, id, clientRef)
+}
+
+// OrderOf returns an order of the exchange key cred (its client key and
+// credential) by gateway id or client id, refreshed with that key's
+// credential: a record of another exchange key of the same client is not
+// found (docs/contract.md 2.4).
+func (s *Service) OrderOf(ctx context.Context, cred exgate.Credential, id, clientRef string) (exgate.Order, error) {
+	return lookup(ctx, s, orderKind, cred.ClientAPIKey, cred.ID, id, clientRef)
 }
 
 // Withdrawal returns a withdrawal of the client by gateway id or client id.
 func (s *Service) Withdrawal(ctx context.Context, apiKey, id, clientRef string) (exgate.Withdrawal, error) {
-	return lookup(ctx, s, withdrawalKind, apiKey, id, clientRef)
+	return lookup(ctx, s, withdrawalKind, apiKey, 0, id, clientRef)
+}
+
+// WithdrawalOf is OrderOf for a withdrawal.
+func (s *Service) WithdrawalOf(ctx context.Context, cred exgate.Credential, id, clientRef string) (exgate.Withdrawal, error) {
+	return lookup(ctx, s, withdrawalKind, cred.ClientAPIKey, cred.ID, id, clientRef)
 }
 
 func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate.Credential, req R, ref string) (T, error) {
@@ -311,7 +324,12 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 	if err != nil {
 		return zero, err
 	}
-	if ref != "" {
+	ex, ok := s.exchanges[cred.Exchange]
+	if ref != "" && (!ok || k.check != nil) {
+		// A retry is answered before anything else is checked. Where
+		// nothing is checked first, the unique index of CreateIntent
+		// below tells a retry without a read of its own (one store
+		// round trip less for every new order).
 		it, err := s.store.IntentByClientRef(ctx, cred.ClientAPIKey, k.name, ref)
 		if err == nil {
 			return replay(ctx, s, k, it, fp)
@@ -320,7 +338,6 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 			return zero, storeError(err)
 		}
 	}
-	ex, ok := s.exchanges[cred.Exchange]
 	if !ok {
 		return zero, exgate.Errorf(exgate.CodeExchangeUnavailable, "exchange %q is not enabled on this gateway", cred.Exchange)
 	}
@@ -364,7 +381,8 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 			return zero, err
 		}
 		if errors.Is(err, exgate.ErrConflict) && ref != "" {
-			// Another request with the same client id won the race.
+			// A retry, or another request with the same client id won
+			// the race.
 			prev, err := s.store.IntentByClientRef(ctx, cred.ClientAPIKey, k.name, ref)
 			if errors.Is(err, exgate.ErrNotFound) && it.Exclusive != "" {
 				// No: another intent holds the exclusive key.
@@ -727,7 +745,11 @@ func decode[R, T any](k kind[R, T], it exgate.Intent) (T, error) {
 	}
 }
 
-func lookup[R, T any](ctx context.Context, s *Service, k kind[R, T], apiKey, id, ref string) (T, error) {
+// lookup finds a record of the client apiKey by gateway id or client id;
+// with a credential id (not 0), only a record of that exchange key
+// (another exchange key's records do not exist for it, and are never
+// refreshed with its credential).
+func lookup[R, T any](ctx context.Context, s *Service, k kind[R, T], apiKey string, credID int64, id, ref string) (T, error) {
 	var zero T
 	var it exgate.Intent
 	var err error
@@ -739,7 +761,13 @@ func lookup[R, T any](ctx context.Context, s *Service, k kind[R, T], apiKey, id,
 	} else {
 		it, err = s.store.IntentByClientRef(ctx, apiKey, k.name, ref)
 	}
+	if err == nil && credID != 0 && it.CredentialID != credID {
+		err = exgate.ErrNotFound // nor do another exchange key's
+	}
 	if errors.Is(err, exgate.ErrNotFound) {
+		if credID != 0 {
+			return zero, exgate.Errorf(exgate.CodeNotFound, "no %s with that id for this exchange key", k.name)
+		}
 		return zero, exgate.Errorf(exgate.CodeNotFound, "no %s with that id for this API key", k.name)
 	}
 	if err != nil {

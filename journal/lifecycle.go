@@ -183,7 +183,7 @@ func (s *Service) CancelOrder(ctx context.Context, cred exgate.Credential, id, c
 	// The order's own answer goes to disk before the cancel's outcome can
 	// be recorded over it.
 	s.saved(ctx, it.ID)
-	current, err := lookup(ctx, s, orderKind, cred.ClientAPIKey, it.ID, "")
+	current, err := lookup(ctx, s, orderKind, cred.ClientAPIKey, cred.ID, it.ID, "")
 	if err != nil {
 		return exgate.Order{}, err
 	}

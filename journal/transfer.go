@@ -90,7 +90,12 @@ func (s *Service) Transfer(ctx context.Context, cred exgate.Credential, req exga
 // TransferRecord returns a transfer of the client by gateway id or client
 // transfer id, refreshed from the exchange while it is not final.
 func (s *Service) TransferRecord(ctx context.Context, apiKey, id, ref string) (exgate.Transfer, error) {
-	return lookup(ctx, s, transferKind, apiKey, id, ref)
+	return lookup(ctx, s, transferKind, apiKey, 0, id, ref)
+}
+
+// TransferRecordOf is OrderOf for a transfer.
+func (s *Service) TransferRecordOf(ctx context.Context, cred exgate.Credential, id, ref string) (exgate.Transfer, error) {
+	return lookup(ctx, s, transferKind, cred.ClientAPIKey, cred.ID, id, ref)
 }
 
 // LabelTransfers puts on transfers read from the exchange the ids the

@@ -64,7 +64,7 @@ func New() *Metrics {
 		}, []string{"exchange", "status"}),
 		weightUsed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "exgate_upstream_weight_used",
-			Help: "Request weight used in the exchange's current window, as the exchange last reported it (Binance X-MBX-USED-WEIGHT-1M, Gate.io X-Gate-RateLimit-*).",
+			Help: "Request weight used in the exchange's current window, as the exchange last reported it in an answer's headers.",
 		}, []string{"exchange"}),
 		weightLimit: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "exgate_upstream_weight_limit",
@@ -160,19 +160,27 @@ func (m *Metrics) ReplayGuardSize(size func() int) {
 	}, func() float64 { return float64(size()) }))
 }
 
+// WeightReader reads the request weight an exchange reports in an
+// answer's headers: used, and its limit when the exchange reports that
+// too (else 0); ok is false when the answer carries none. The adapter
+// knows its exchange's headers (exchange.Adapter.Weight).
+type WeightReader func(h http.Header) (used, limit float64, ok bool)
+
 // Transport counts next's calls to exchange by endpoint class and status,
-// the 429 and 418 answers, and the weight the exchange reports used.
-func (m *Metrics) Transport(exchange string, next http.RoundTripper) http.RoundTripper {
+// the 429 and 418 answers, and the weight the exchange reports used
+// (read by weight; nil: the exchange reports none).
+func (m *Metrics) Transport(exchange string, next http.RoundTripper, weight WeightReader) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	return &transport{m: m, exchange: exchange, next: next}
+	return &transport{m: m, exchange: exchange, next: next, weight: weight}
 }
 
 type transport struct {
 	m        *Metrics
 	exchange string
 	next     http.RoundTripper
+	weight   WeightReader
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -192,15 +200,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Date is truncated to the second: its middle is the estimate.
 		t.m.clockSkew.WithLabelValues(t.exchange).Set(d.Add(500 * time.Millisecond).Sub(now).Seconds())
 	}
-	if v := resp.Header.Get("X-Mbx-Used-Weight-1m"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			t.m.weightUsed.WithLabelValues(t.exchange).Set(float64(n))
-		}
-	}
-	if lim, err := strconv.Atoi(resp.Header.Get("X-Gate-Ratelimit-Limit")); err == nil {
-		if left, err := strconv.Atoi(resp.Header.Get("X-Gate-Ratelimit-Requests-Remain")); err == nil {
-			t.m.weightLimit.WithLabelValues(t.exchange).Set(float64(lim))
-			t.m.weightUsed.WithLabelValues(t.exchange).Set(float64(lim - left))
+	if t.weight != nil {
+		if used, limit, ok := t.weight(resp.Header); ok {
+			if limit > 0 {
+				t.m.weightLimit.WithLabelValues(t.exchange).Set(limit)
+			}
+			t.m.weightUsed.WithLabelValues(t.exchange).Set(used)
 		}
 	}
 	return resp, nil

@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/exgate/exgate/exchange/binance"
+	"github.com/exgate/exgate/exchange/gateio"
 	"github.com/exgate/exgate/localstate"
 	"github.com/exgate/exgate/metrics"
 	"github.com/exgate/exgate/stream"
@@ -58,7 +60,7 @@ func TestTransport(t *testing.T) {
 	}))
 	defer srv.Close()
 	m := metrics.New()
-	c := &http.Client{Transport: m.Transport("binance", nil)}
+	c := &http.Client{Transport: m.Transport("binance", nil, binance.Adapter().Weight)}
 	get := func(path string) {
 		t.Helper()
 		resp, err := c.Get(srv.URL + path)
@@ -73,7 +75,7 @@ func TestTransport(t *testing.T) {
 	status = http.StatusTeapot
 	get("/api/v3/order")
 
-	gate := &http.Client{Transport: m.Transport("gateio", nil)}
+	gate := &http.Client{Transport: m.Transport("gateio", nil, gateio.Adapter().Weight)}
 	resp, err := gate.Get(srv.URL + "/api/v4/spot/orders/1")
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +183,7 @@ func TestClockSkew(t *testing.T) {
 	}))
 	defer srv.Close()
 	m := metrics.New()
-	resp, err := (&http.Client{Transport: m.Transport("kraken", nil)}).Get(srv.URL + "/0/public/Time")
+	resp, err := (&http.Client{Transport: m.Transport("kraken", nil, nil)}).Get(srv.URL + "/0/public/Time")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +209,7 @@ func BenchmarkObserveRequest(b *testing.B) {
 func BenchmarkTransport(b *testing.B) {
 	resp := &http.Response{StatusCode: 200, Header: http.Header{
 		"Date": {time.Now().UTC().Format(http.TimeFormat)}, "X-Mbx-Used-Weight-1m": {"12"}}}
-	rt := metrics.New().Transport("binance", roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil }))
+	rt := metrics.New().Transport("binance", roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil }), binance.Adapter().Weight)
 	req := httptest.NewRequest("GET", "http://x/api/v3/klines", nil)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -233,7 +235,7 @@ func TestHeadroom(t *testing.T) {
 		w.Header().Set("X-MBX-USED-WEIGHT-1M", "1500")
 	}))
 	defer srv.Close()
-	resp, err := (&http.Client{Transport: m.Transport("binance", nil)}).Get(srv.URL + "/api/v3/klines")
+	resp, err := (&http.Client{Transport: m.Transport("binance", nil, binance.Adapter().Weight)}).Get(srv.URL + "/api/v3/klines")
 	if err != nil {
 		t.Fatal(err)
 	}

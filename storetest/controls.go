@@ -163,7 +163,7 @@ func (s suite) testAudit(t *testing.T) {
 	entries := []exgate.AuditEntry{
 		{Actor: exgate.AuditActorCLI, Action: "keys create", APIKey: "k1", Details: map[string]string{"label": "bot"}},
 		{Actor: exgate.AuditActorAPI, Action: "POST /v1/order/market", APIKey: "k1", ExchangeKey: "main",
-			Details: map[string]string{"asset1": "BTC", "quantity": "0.1"}, Status: 200, IntentID: "o-1", RequestID: "r-1", Remote: "10.0.0.1"},
+			Details: map[string]string{"asset1": "BTC", "quantity": "0.1"}, Status: 200, IntentID: "o-1", RequestID: "r-1", ClientRequestID: "mine-1", Remote: "10.0.0.1"},
 		{Actor: exgate.AuditActorAPI, Action: "POST /v1/wallet/withdraw", APIKey: "k2", ExchangeKey: "main", Status: 403, Code: "ADDRESS_NOT_ALLOWED"},
 		{Actor: exgate.AuditActorCLI, Action: "keys revoke", APIKey: "k1"},
 	}

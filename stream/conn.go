@@ -253,18 +253,11 @@ func (h *Hub) checkSymbol(ctx context.Context, ex exgate.Exchange, cred exgate.C
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.opts.SymbolTimeout)
 	defer cancel()
-	list, err := om.Symbols(ctx, cred, exgate.SymbolFilter{Symbol: sym})
+	_, err := exgate.ListedSymbol(ctx, om, cred, sym)
 	if e, ok := errors.AsType[*exgate.Error](err); ok && e.Code == exgate.CodeUnknownSymbol {
 		return e
 	}
-	if err != nil || len(list) > 0 {
-		return nil // the Watch will tell
-	}
-	inv, err := om.Symbols(ctx, cred, exgate.SymbolFilter{Symbol: sym.Inverse()})
-	if err == nil && len(inv) > 0 {
-		return exgate.Errorf(exgate.CodeUnknownSymbol, "%s is not listed on %s; it lists %s", sym, cred.Exchange, sym.Inverse())
-	}
-	return exgate.Errorf(exgate.CodeUnknownSymbol, "%s is not listed on %s", sym, cred.Exchange)
+	return nil // listed, or the Watch will tell
 }
 
 // dropped ends sub after its upstream failed for good, telling the client.

@@ -11,6 +11,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/api"
 	"github.com/exgate/exgate/api/openapitest"
+	"github.com/exgate/exgate/httpapi"
 	"github.com/shopspring/decimal"
 )
 
@@ -28,7 +29,7 @@ const problem400 = `{"type":"https://github.com/exgate/exgate/blob/main/docs/err
 
 func problem(code exgate.Code, extra string) string {
 	return fmt.Sprintf(`{"type":"https://github.com/exgate/exgate/blob/main/docs/errors.md#%s","title":"t","status":%d,"detail":"d","code":"%s"%s}`,
-		strings.ToLower(string(code)), code.Status(), code, extra)
+		strings.ToLower(string(code)), httpapi.Status(code), code, extra)
 }
 
 func TestValidate(t *testing.T) {

@@ -606,7 +606,7 @@ export interface components {
          */
         Interval: "1m" | "3m" | "5m" | "15m" | "30m" | "1h" | "2h" | "4h" | "6h" | "8h" | "12h" | "1d" | "3d" | "1w" | "1M";
         /** @enum {string} */
-        Exchange: "binance" | "kraken" | "gateio" | "okx" | "sim";
+        Exchange: "binance" | "kraken" | "gateio" | "okx" | "bybit" | "sim";
         /**
          * @example {
          *       "asset1": "BTC",

@@ -230,7 +230,10 @@ type auditOutput struct {
 	Code        string            `json:"code,omitempty"`
 	IntentID    string            `json:"intentId,omitempty"`
 	RequestID   string            `json:"requestId,omitempty"`
-	Remote      string            `json:"remote,omitempty"`
+	// ClientRequestID is the client's own X-Request-ID, apart from the
+	// gateway's requestId.
+	ClientRequestID string `json:"clientRequestId,omitempty"`
+	Remote          string `json:"remote,omitempty"`
 }
 
 // runAudit is `exgate audit [--api-key K] [--since RFC3339] [--limit N]`:
@@ -269,7 +272,7 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	for _, e := range entries {
 		o := auditOutput{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Action: e.Action, APIKey: e.APIKey,
 			ExchangeKey: e.ExchangeKey, Details: e.Details, Status: e.Status, Code: e.Code, IntentID: e.IntentID,
-			RequestID: e.RequestID, Remote: e.Remote}
+			RequestID: e.RequestID, ClientRequestID: e.ClientRequestID, Remote: e.Remote}
 		if err := writeJSONLine(stdout, o); err != nil {
 			return err
 		}

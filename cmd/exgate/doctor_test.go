@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/bybit/bybitfake"
 	"github.com/exgate/exgate/exchange/gateio/gateiofake"
 	"github.com/exgate/exgate/exchange/kraken/krakenfake"
+	"github.com/exgate/exgate/exchange/okx/okxfake"
 )
 
 // TestDoctor runs `exgate doctor` against the fakes: one line per check,
@@ -30,7 +32,8 @@ func TestDoctor(t *testing.T) {
 	gone := httptest.NewServer(nil)
 	gone.Close() // Gate.io unreachable, and no key uses it
 
-	env := map[string]string{"EXGATE_DATA_DIR": t.TempDir(), "EXGATE_BINANCE_URL": bf.URL, "EXGATE_KRAKEN_URL": kf.URL, "EXGATE_GATEIO_URL": gone.URL}
+	env := map[string]string{"EXGATE_DATA_DIR": t.TempDir(), "EXGATE_BINANCE_URL": bf.URL, "EXGATE_KRAKEN_URL": kf.URL, "EXGATE_GATEIO_URL": gone.URL,
+		"EXGATE_OKX_URL": gone.URL, "EXGATE_BYBIT_URL": gone.URL}
 	ck := createExchangeKey(t, env, "binance", "bfull", "s1") // read,trade,withdraw: as the exchange key
 	add := func(name, exchange, key, secret, perms string) {
 		t.Helper()
@@ -97,6 +100,55 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("doctor with an unreachable exchange in use: %v\n%s", err, out)
 	}
 	env["EXGATE_GATEIO_URL"] = gf.URL
+
+	// OKX reports a key's permissions and IP allow-list (GET
+	// /api/v5/account/config); its credential has a passphrase.
+	of := okxfake.New(okxfake.Options{})
+	t.Cleanup(of.Close)
+	if err := of.AddAccount(okxfake.Account{APIKey: "okey", Secret: "osecret", Passphrase: "opass", Perm: "read_only,trade,withdraw", IP: "203.0.113.7"}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCmd(t, env, "exchange-keys", "add", "--api-key", ck.APIKey, "--name", "okx", "--exchange", "okx",
+		"--key", "okey", "--secret", "osecret", "--passphrase", "opass", "--permissions", "read,trade"); err != nil {
+		t.Fatal(err, out)
+	}
+	env["EXGATE_OKX_URL"] = of.URL
+	if out, err = runCmd(t, env, "doctor"); err != nil {
+		t.Fatalf("doctor with OKX: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		`(?m)^ok +okx reachability +reachable in \S+, clock skew`,
+		`(?m)^warn +key \S+/okx +the okx key can withdraw but exgate never needs it`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("no line matching %s in:\n%s", want, out)
+		}
+	}
+	if regexp.MustCompile(`(?m)^warn +key \S+/okx +the okx key is not restricted`).MatchString(out) {
+		t.Errorf("the okx key has an IP allow-list, doctor says it has none:\n%s", out)
+	}
+
+	// Bybit reports a key's read-only flag, spot and wallet permissions
+	// and IP binding (GET /v5/user/query-api).
+	yf := bybitfake.New(bybitfake.Options{})
+	t.Cleanup(yf.Close)
+	if err := yf.AddAccount(bybitfake.Account{APIKey: "ykey", Secret: "ysecret"}); err != nil {
+		t.Fatal(err)
+	}
+	add("bybit", "bybit", "ykey", "ysecret", "read,trade")
+	env["EXGATE_BYBIT_URL"] = yf.URL
+	if out, err = runCmd(t, env, "doctor"); err != nil {
+		t.Fatalf("doctor with Bybit: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		`(?m)^ok +bybit reachability +reachable in \S+, clock skew`,
+		`(?m)^warn +key \S+/bybit +the bybit key can withdraw but exgate never needs it`,
+		`(?m)^warn +key \S+/bybit +the bybit key is not restricted`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("no line matching %s in:\n%s", want, out)
+		}
+	}
 
 	// A credential the exchange refuses fails the run.
 	add("wrong", "binance", "bfull", "not-the-secret", "read")

@@ -1,6 +1,9 @@
 package binance
 
 import (
+	"net/http"
+	"strconv"
+
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange"
 )
@@ -24,6 +27,12 @@ func AdapterWith(base Options) exchange.Adapter {
 		// Binance's published request-weight limit per minute
 		// (convert.go), which the adapter paces for.
 		WeightLimit: 6000,
+		// Every answer reports the IP's weight used in the current
+		// minute (client.go, rest-api.md "IP Limits").
+		Weight: func(h http.Header) (used, limit float64, ok bool) {
+			n, err := strconv.Atoi(h.Get("X-Mbx-Used-Weight-1m"))
+			return float64(n), 0, err == nil
+		},
 		Build: func(env exchange.Env) (exgate.Exchange, error) {
 			o := base
 			o.BaseURL = env.Settings["url"]

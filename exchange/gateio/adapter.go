@@ -1,6 +1,9 @@
 package gateio
 
 import (
+	"net/http"
+	"strconv"
+
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange"
 )
@@ -16,6 +19,19 @@ func Adapter() exchange.Adapter {
 			{Name: "url", Default: DefaultBaseURL, Help: "Gate.io REST base URL"},
 			{Name: "ws-url", Default: DefaultWSURL, Help: "Gate.io Spot WebSocket v4 URL of the live streams", Check: exchange.CheckWebSocketURL},
 			{Name: "ws-ping", Default: "10s", Help: "how often a Gate.io stream pings; one silent for twice as long is reconnected", Check: exchange.CheckDuration},
+		},
+		// Every answer reports the endpoint's limit and what is left of
+		// it (client.go reads the same headers for pacing).
+		Weight: func(h http.Header) (used, limit float64, ok bool) {
+			lim, err := strconv.Atoi(h.Get("X-Gate-Ratelimit-Limit"))
+			if err != nil {
+				return 0, 0, false
+			}
+			left, err := strconv.Atoi(h.Get("X-Gate-Ratelimit-Requests-Remain"))
+			if err != nil {
+				return 0, 0, false
+			}
+			return float64(lim - left), float64(lim), true
 		},
 		Build: func(env exchange.Env) (exgate.Exchange, error) {
 			return New(Options{

@@ -249,14 +249,14 @@ func (c *client) backOff(ctx context.Context, r request, ae *apiError, h http.He
 }
 
 // resync learns the clock offset from GET /api/v5/public/time. Concurrent
-// callers share one request; a failure is logged and the offset kept.
+// callers share one request; a failure is logged and the offset kept. It
+// is tried once either way: a clock still off shows as a 50102 answer,
+// which tries again, so an outage of the time endpoint costs each signed
+// call nothing more.
 func (c *client) resync(ctx context.Context) {
 	ch := c.group.DoChan("time", func() (any, error) {
-		err := c.LearnOffset(ctx, &c.offset, c.serverMillis)
-		if err == nil {
-			c.learned.Store(true)
-		}
-		return nil, err
+		defer c.learned.Store(true)
+		return nil, c.LearnOffset(ctx, &c.offset, c.serverMillis)
 	})
 	select {
 	case <-ctx.Done():

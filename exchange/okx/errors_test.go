@@ -157,3 +157,23 @@ func TestKeyRights(t *testing.T) {
 		}
 	}
 }
+
+// An outage of GET /public/time costs the signed calls one try of it, not
+// one per call.
+func TestClockEndpointDown(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.srv.SetFault(func(r *http.Request) okxfake.Fault {
+		if r.URL.Path == "/api/v5/public/time" {
+			return okxfake.Fault{Status: 503, Body: `{"code":"50001","msg":"Service temporarily unavailable","data":[]}`}
+		}
+		return okxfake.Fault{}
+	})
+	for range 3 {
+		if _, err := e.ex.Balances(t.Context(), e.cred); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := e.srv.Requests("/api/v5/public/time"); n != 1 {
+		t.Errorf("GET /public/time asked %d times for 3 calls; want one try", n)
+	}
+}

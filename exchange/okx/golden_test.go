@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/httpapi"
 )
 
 // The payloads in testdata/ are the examples printed in OKX's API v5 docs
@@ -241,8 +242,8 @@ func TestErrorTable(t *testing.T) {
 		seen[ae.code] = true
 		for ep, w := range cases {
 			got := classifyAPI(ep, ae)
-			if got.Code != w.code || got.Code.Status() != w.status || (got.RetryAfter > 0) != w.retryAfter || errors.Is(got, exgate.ErrNotFound) != w.notFound {
-				t.Errorf("code %s on %s = %s %d (retry %v, %q), want %s %d", ae.code, ep.name, got.Code, got.Code.Status(), got.RetryAfter, got.Detail, w.code, w.status)
+			if got.Code != w.code || httpapi.Status(got.Code) != w.status || (got.RetryAfter > 0) != w.retryAfter || errors.Is(got, exgate.ErrNotFound) != w.notFound {
+				t.Errorf("code %s on %s = %s %d (retry %v, %q), want %s %d", ae.code, ep.name, got.Code, httpapi.Status(got.Code), got.RetryAfter, got.Detail, w.code, w.status)
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package okx_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,5 +70,59 @@ func TestWatchOrdersLoginRefused(t *testing.T) {
 				t.Errorf("the fake refused %d logins, want 1 (no retry)", n)
 			}
 		})
+	}
+}
+
+// An interval OKX has no bar for (8h) streams from its source bar (4H):
+// the first emission is the current 8h kline, and a trade in the current
+// 4H bar changes it.
+func TestStreamBuiltKlines(t *testing.T) {
+	e := newEnv(t, envOptions{adapter: streamOptions})
+	ctx, cancel := context.WithCancel(t.Context())
+	var mu sync.Mutex
+	var got []exgate.KlineUpdate
+	changed := make(chan struct{}, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- e.ex.WatchKlines(ctx, e.cred, btcUSDT, exgate.Interval8h, func(u exgate.KlineUpdate) {
+			mu.Lock()
+			got = append(got, u)
+			mu.Unlock()
+			changed <- struct{}{}
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("WatchKlines returned %v", err)
+		}
+	})
+	wait := func(n int) []exgate.KlineUpdate {
+		t.Helper()
+		timeout := time.After(5 * time.Second)
+		for {
+			mu.Lock()
+			if len(got) >= n {
+				out := slices.Clone(got)
+				mu.Unlock()
+				return out
+			}
+			mu.Unlock()
+			select {
+			case <-changed:
+			case <-timeout:
+				t.Fatalf("%d emissions within 5s, want %d", len(got), n)
+			}
+		}
+	}
+	first := wait(1)[0]
+	start := exgate.Interval8h.Start(time.Now())
+	if first.Closed || first.Kline.OpenTime != start.UnixMilli() || first.Kline.CloseTime != start.Add(8*time.Hour).UnixMilli()-1 {
+		t.Fatalf("first emission %+v; want the open 8h kline from %s", first, start)
+	}
+	must(t, e.srv.TradeCandle("BTC-USDT", "4H", false))
+	second := wait(2)[1]
+	if second.Kline.OpenTime != first.Kline.OpenTime || second.Kline == first.Kline {
+		t.Errorf("after a trade: %+v; want the same 8h kline, changed (first %+v)", second, first)
 	}
 }

@@ -159,8 +159,8 @@ func (s *Store) AppendAudits(ctx context.Context, es []exgate.AuditEntry) error 
 
 // insertAuditSQL writes one audit record and returns its seq.
 const insertAuditSQL = `INSERT INTO audit_log
-	(at, actor, action, api_key, exchange_key, details, status, code, intent_id, request_id, remote)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`
+	(at, actor, action, api_key, exchange_key, details, status, code, intent_id, request_id, remote, client_request_id)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING seq`
 
 // insertAudit writes e and sets its Seq and Time.
 func (s *Store) insertAudit(ctx context.Context, tx *sql.Tx, e *exgate.AuditEntry) error {
@@ -181,7 +181,7 @@ func (s *Store) insertAudit(ctx context.Context, tx *sql.Tx, e *exgate.AuditEntr
 	}
 	return s.txQueryRow(ctx, tx, insertAuditSQL,
 		unixNano(e.Time), e.Actor, e.Action, e.APIKey, e.ExchangeKey, details, e.Status, e.Code,
-		e.IntentID, e.RequestID, e.Remote).Scan(&e.Seq)
+		e.IntentID, e.RequestID, e.Remote, e.ClientRequestID).Scan(&e.Seq)
 }
 
 // AuditLog implements exgate.Store.
@@ -198,8 +198,8 @@ func (s *Store) AuditLog(ctx context.Context, f exgate.AuditFilter) ([]exgate.Au
 		args = append(args, unixNano(f.Since))
 		where = append(where, fmt.Sprintf("at >= $%d", len(args)))
 	}
-	query := `SELECT seq, at, actor, action, api_key, exchange_key, details, status, code, intent_id, request_id, remote
-		FROM audit_log`
+	query := `SELECT seq, at, actor, action, api_key, exchange_key, details, status, code, intent_id, request_id, remote,
+		client_request_id FROM audit_log`
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -215,7 +215,7 @@ func (s *Store) AuditLog(ctx context.Context, f exgate.AuditFilter) ([]exgate.Au
 			details string
 		)
 		if err := rows.Scan(&e.Seq, &at, &e.Actor, &e.Action, &e.APIKey, &e.ExchangeKey, &details, &e.Status,
-			&e.Code, &e.IntentID, &e.RequestID, &e.Remote); err != nil {
+			&e.Code, &e.IntentID, &e.RequestID, &e.Remote, &e.ClientRequestID); err != nil {
 			return e, err
 		}
 		e.Time = fromUnixNano(at)

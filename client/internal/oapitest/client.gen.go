@@ -134,6 +134,7 @@ func (e ErrorCode) Valid() bool {
 // Defines values for Exchange.
 const (
 	Binance Exchange = "binance"
+	Bybit   Exchange = "bybit"
 	Gateio  Exchange = "gateio"
 	Kraken  Exchange = "kraken"
 	Okx     Exchange = "okx"
@@ -144,6 +145,8 @@ const (
 func (e Exchange) Valid() bool {
 	switch e {
 	case Binance:
+		return true
+	case Bybit:
 		return true
 	case Gateio:
 		return true

@@ -6,6 +6,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange"
 	"github.com/exgate/exgate/exchange/binance"
+	"github.com/exgate/exgate/exchange/bybit"
 	"github.com/exgate/exgate/exchange/gateio"
 	"github.com/exgate/exgate/exchange/kraken"
 	"github.com/exgate/exgate/exchange/okx"
@@ -24,6 +25,7 @@ func adapters() []exchange.Adapter {
 		kraken.Adapter(),
 		gateio.Adapter(),
 		okx.Adapter(),
+		bybit.Adapter(),
 		sim.Adapter(),
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/console"
 	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/bybit/bybitfake"
 	"github.com/exgate/exgate/exchange/gateio/gateiofake"
 	"github.com/exgate/exgate/exchange/kraken/krakenfake"
 	"github.com/exgate/exgate/exchange/okx/okxfake"
@@ -108,9 +109,11 @@ func TestConsoleHealthCoalesced(t *testing.T) {
 	t.Cleanup(gf.Close)
 	of := okxfake.New(okxfake.Options{})
 	t.Cleanup(of.Close)
+	yf := bybitfake.New(bybitfake.Options{})
+	t.Cleanup(yf.Close)
 	fs, cfg := NewFlagSet("serve", func(name string) string {
 		return map[string]string{"EXGATE_DATA_DIR": t.TempDir(), "EXGATE_BINANCE_URL": bf.URL, "EXGATE_KRAKEN_URL": kf.URL, "EXGATE_GATEIO_URL": gf.URL,
-			"EXGATE_OKX_URL": of.URL}[name]
+			"EXGATE_OKX_URL": of.URL, "EXGATE_BYBIT_URL": yf.URL}[name]
 	}, io.Discard, true)
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)

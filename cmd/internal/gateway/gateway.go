@@ -3,6 +3,9 @@
 // HTTP API. It is the wiring of cmd/exgate, which parses the settings and
 // serves what Build returns, and of cmd/exgate-bench, which measures that
 // same gateway in process; no other package wires the gateway.
+//
+// The exchanges are one list (adapters.go): every exchange's settings,
+// its credential check, doctor's and the console's checks come from it.
 package gateway
 
 import (
@@ -164,12 +167,12 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 	}
 	m := o.metrics
 	limiter := state.limiter
-	upstream := func(string) *http.Client { return newUpstreamClient() }
+	upstream := func(exchange.Adapter) *http.Client { return newUpstreamClient() }
 	if m != nil {
 		limiter = m.Limiter(limiter)
-		upstream = func(exchange string) *http.Client {
+		upstream = func(a exchange.Adapter) *http.Client {
 			c := newUpstreamClient()
-			c.Transport = m.Transport(exchange, c.Transport)
+			c.Transport = m.Transport(a.Name, c.Transport, a.Weight)
 			return c
 		}
 		if state.replaySize != nil {
@@ -196,7 +199,7 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 		maps.Copy(settings, cfg.ExchangeSettings[a.Name])
 		env := exchange.Env{Settings: settings, Limiter: limiter, Logger: log.With("exchange", a.Name), Store: st, Shared: state.shared}
 		if !a.InProcess {
-			env.HTTPClient = upstream(a.Name)
+			env.HTTPClient = upstream(a)
 		}
 		ex, err := a.Build(env)
 		if err != nil {
@@ -283,7 +286,16 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 	if m != nil {
 		riskMetrics = m.Risk(eng.HaltCount)
 	}
-	srv := httpapi.New(httpapi.Config{
+	// The audit queue's gauge reads the server built below.
+	var srv *httpapi.Server
+	var auditMetrics interface {
+		AuditWriteFailed(records int)
+		AuditDropped(records int)
+	}
+	if m != nil && audit != nil {
+		auditMetrics = m.Audit(func() int { return srv.AuditQueued() })
+	}
+	srv = httpapi.New(httpapi.Config{
 		Keys:             st,
 		Exchanges:        exchanges,
 		Ledger:           jr,
@@ -299,6 +311,7 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 		},
 		Controls:       st,
 		Audit:          audit,
+		AuditMetrics:   auditMetrics,
 		TrustedProxies: trusted,
 		RouteLimits:    routeLimits,
 		Metrics:        observer,
