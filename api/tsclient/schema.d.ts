@@ -254,9 +254,13 @@ export interface paths {
         /**
          * The account's transfers between its wallets.
          * @description The exchange's own history of transfers between the two wallets,
-         *     newest first, including transfers made outside the gateway (Binance:
-         *     the last 7 days, ids are Binance's `tranId`, which takes no client
-         *     id). An exchange with one wallet has none.
+         *     newest first, including transfers made outside the gateway. A
+         *     transfer the gateway sent carries the gateway's `id` and the
+         *     client's `clientTransferId` where the exchange keeps a client id
+         *     (`sim`, paper keys); Binance's history has none, so its entries
+         *     carry Binance's `tranId` as `id` and `exchangeId` and an empty
+         *     `clientTransferId` (the last 7 days). An exchange with one wallet
+         *     has none.
          */
         get: operations["recentTransfers"];
         put?: never;
