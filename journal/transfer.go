@@ -59,7 +59,7 @@ var transferKind = kind[exgate.TransferRequest, exgate.Transfer]{
 		t.ID, t.ClientTransferID = id, ref
 		return t
 	},
-	final:   func(t exgate.Transfer) bool { return t.Status.Final() },
+	final: func(t exgate.Transfer) bool { return t.Status.Final() },
 	// Malformed input and a one-wallet account are refused before
 	// anything is recorded.
 	check: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.TransferRequest) error {
