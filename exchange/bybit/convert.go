@@ -415,16 +415,6 @@ var klinePlans = map[exgate.Interval]klinePlan{
 	exgate.Interval1M:  {native: "M", source: exgate.Interval1d},
 }
 
-// intervalOf reads a Bybit kline interval back (the stream's topics).
-func intervalOf(native string) (exgate.Interval, bool) {
-	for iv, p := range klinePlans {
-		if p.native == native {
-			return iv, true
-		}
-	}
-	return "", false
-}
-
 // Kline and book caps. Source:
 // https://bybit-exchange.github.io/docs/v5/market/kline (limit [1, 1000])
 // and https://bybit-exchange.github.io/docs/v5/market/orderbook (spot
