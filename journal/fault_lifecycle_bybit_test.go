@@ -9,6 +9,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/bybit"
 	"github.com/exgate/exgate/exchange/bybit/bybitfake"
+	"github.com/exgate/exgate/exchange/exchangetest"
 )
 
 // bybitVenue is Bybit for the fault tests (venues, fault_test.go).
@@ -24,10 +25,11 @@ func bybitVenue(t *testing.T) venue {
 		AddressBook: []bybitfake.BookAddress{{Coin: "USDT", Chain: "TRX", Address: addr}}}); err != nil {
 		t.Fatal(err)
 	}
-	fc := newFaultClient(t)
-	ex := bybit.New(bybit.Options{BaseURL: fake.URL, HTTPClient: fc.client(), Limiter: unlimited{}, RetryBackoff: readBackoff})
+	fc := exchangetest.NewFaultClient(t, callTimeout)
+	fake.SetFault(fc.Hook)
+	ex := bybit.New(bybit.Options{BaseURL: fake.URL, HTTPClient: fc.Client(), Limiter: unlimited{}, RetryBackoff: readBackoff})
 	return venue{
-		idle:  func(t *testing.T) { fc.waitIdle(t, fake.Busy) },
+		idle:  func(t *testing.T) { fc.WaitIdle(t, fake.Busy) },
 		name:  "bybit",
 		ex:    ex,
 		cred:  exgate.Credential{Exchange: bybit.Name, Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
@@ -37,8 +39,8 @@ func bybitVenue(t *testing.T) venue {
 				Amount: decimal.RequireFromString("100").Add(decimal.New(int64(i), -4))}
 		},
 		inject: func(f func(r *http.Request) fault) {
-			fake.SetFault(func(r *http.Request) bybitfake.Fault {
-				switch fc.faultOf(r) {
+			fc.Set(func(r *http.Request) bybitfake.Fault {
+				switch f(r) {
 				case faultSlow:
 					return bybitfake.Fault{Delay: slowDelay}
 				case faultSlowOK:
@@ -52,7 +54,6 @@ func bybitVenue(t *testing.T) venue {
 				}
 				return bybitfake.Fault{}
 			})
-			fc.set(f)
 		},
 		orders:  func(id string) int { return fake.OrdersByLinkID("k", id) },
 		withdrs: func(it exgate.Intent) int { return fake.WithdrawalsByRequestID("k", it.ID) },

@@ -5,12 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptrace"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +16,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/binance"
 	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/exchangetest"
 	"github.com/exgate/exgate/exchange/gateio"
 	"github.com/exgate/exgate/exchange/gateio/gateiofake"
 	"github.com/exgate/exgate/exchange/kraken"
@@ -62,7 +60,8 @@ func randomFault(r *rand.Rand) fault {
 
 // Timing of the suite: a request given faultSlow gets the adapter's
 // deadline, callTimeout, and is held by the fake past it; every other
-// request has no deadline but the journal's, so only the faults make a
+// request has no deadline but the journal's (exchangetest.FaultClient
+// chooses each request's fault), so only the faults make a
 // call time out, never a busy machine (a loaded CI runner made loopback
 // answers take longer than 75 ms, and reads the test expected to work
 // timed out). Each answer held past callTimeout costs the suite
@@ -78,99 +77,6 @@ const (
 	readBackoff = time.Millisecond
 )
 
-// faultHeader carries the fault chosen on the client's side
-// (faultClient) to the fake's hook (faultOf).
-const faultHeader = "X-Exgate-Test-Fault"
-
-// faultClient is the HTTP transport of the adapters in the fault tests.
-// It chooses each request's fault and tells the fake in faultHeader, and
-// gives the request the adapter's deadline (callTimeout) only when the
-// fault is faultSlow. It counts the slow requests it wrote (sent) so the
-// test can wait until the fake has received them all (arrived, counted
-// by faultOf's caller) and handled them (idle).
-type faultClient struct {
-	choose  atomic.Pointer[func(*http.Request) fault]
-	base    *http.Transport
-	sent    atomic.Int64
-	arrived atomic.Int64
-}
-
-func newFaultClient(t *testing.T) *faultClient {
-	c := &faultClient{base: http.DefaultTransport.(*http.Transport).Clone()}
-	t.Cleanup(c.base.CloseIdleConnections)
-	return c
-}
-
-// client is the adapter's *http.Client. Its Timeout only keeps a hung
-// test from waiting for ever; the journal's CallTimeout comes first.
-func (c *faultClient) client() *http.Client { return &http.Client{Transport: c, Timeout: time.Minute} }
-
-// set makes choose decide the fault of every request from now on.
-func (c *faultClient) set(choose func(*http.Request) fault) { c.choose.Store(&choose) }
-
-func (c *faultClient) RoundTrip(r *http.Request) (*http.Response, error) {
-	f := faultNone
-	if choose := c.choose.Load(); choose != nil {
-		f = (*choose)(r)
-	}
-	ctx := r.Context()
-	if f != faultSlow {
-		r = r.Clone(ctx)
-		r.Header.Set(faultHeader, strconv.Itoa(int(f)))
-		return c.base.RoundTrip(r)
-	}
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { c.sent.Add(1) }})
-	r = r.Clone(ctx)
-	r.Header.Set(faultHeader, strconv.Itoa(int(f)))
-	resp, err := c.base.RoundTrip(r)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	resp.Body = cancelOnClose{resp.Body, cancel}
-	return resp, nil
-}
-
-// faultOf is the fault the client chose for r, counting r's arrival when
-// it is slow.
-func (c *faultClient) faultOf(r *http.Request) fault {
-	n, _ := strconv.Atoi(r.Header.Get(faultHeader))
-	if fault(n) == faultSlow {
-		c.arrived.Add(1)
-	}
-	return fault(n)
-}
-
-// waitIdle waits, after the faults stopped and every client call
-// returned, until the fake has received every slow request that was
-// written and handled them all: a request held past its client's
-// deadline may still be processed, as an exchange would, and reconciling
-// before it lands would record as never placed an intent the exchange is
-// about to hold. A request written but never received (its connection
-// closed first) cannot land; after a minute the test goes on.
-func (c *faultClient) waitIdle(t *testing.T, busy func() int) {
-	t.Helper()
-	for end := time.Now().Add(time.Minute); c.arrived.Load() < c.sent.Load() || busy() > 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(end) {
-			t.Logf("the fake received %d of %d slow requests and handles %d after a minute; going on", c.arrived.Load(), c.sent.Load(), busy())
-			return
-		}
-	}
-}
-
-// cancelOnClose ends a request's context when its answer is closed.
-type cancelOnClose struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (b cancelOnClose) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
-}
-
 // venue is one exchange's fake with an adapter pointed at it.
 type venue struct {
 	name  string
@@ -183,7 +89,7 @@ type venue struct {
 	wdFor  func(i int) exgate.WithdrawalRequest
 	inject func(f func(r *http.Request) fault)
 	// idle waits until the fake has received and handled every request
-	// sent to it (faultClient.waitIdle).
+	// sent to it (exchangetest.FaultClient.WaitIdle).
 	idle func(t *testing.T)
 	// settle, when set, makes the fake finish what is still in progress
 	// (Kraken's fake keeps withdrawals pending until told).
@@ -212,19 +118,20 @@ func binanceVenue(t *testing.T) venue {
 	// A read the fake failed is retried after readBackoff, not the
 	// adapter's 200 ms and 400 ms: backoff has its own tests in
 	// exchange/internal/rest, and here it only made the suite wait.
-	fc := newFaultClient(t)
-	ex := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fc.client(), Limiter: unlimited{},
+	fc := exchangetest.NewFaultClient(t, callTimeout)
+	fake.SetFault(fc.Hook)
+	ex := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fc.Client(), Limiter: unlimited{},
 		RetryBackoff: readBackoff})
 	return venue{
-		idle:  func(t *testing.T) { fc.waitIdle(t, fake.Busy) },
+		idle:  func(t *testing.T) { fc.WaitIdle(t, fake.Busy) },
 		name:  "binance",
 		ex:    ex,
 		cred:  exgate.Credential{Exchange: "binance", Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
 		order: exgate.OrderRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Side: exgate.SideBuy, Quantity: decimal.RequireFromString("20"), QuantityIn: exgate.InQuote},
 		wd:    exgate.WithdrawalRequest{Asset: "USDT", Network: "TRX", Address: "TN3W4H6rK2ce4vX9YnFQHwKENnHjoxb3m9", Amount: decimal.RequireFromString("25")},
 		inject: func(f func(r *http.Request) fault) {
-			fake.SetFault(func(r *http.Request) binancefake.Fault {
-				switch fc.faultOf(r) {
+			fc.Set(func(r *http.Request) binancefake.Fault {
+				switch f(r) {
 				case faultSlow:
 					return binancefake.Fault{Delay: slowDelay}
 				case faultSlowOK:
@@ -238,7 +145,6 @@ func binanceVenue(t *testing.T) venue {
 				}
 				return binancefake.Fault{}
 			})
-			fc.set(f)
 		},
 		orders:  fake.OrdersWithClientID,
 		withdrs: func(it exgate.Intent) int { return fake.WithdrawalsWithClientID(it.ID) },
@@ -263,19 +169,20 @@ func krakenVenue(t *testing.T) venue {
 	}
 	// Kraken's call counter would pace this test to one call a second;
 	// pacing has its own tests, so it is lifted here.
-	fc := newFaultClient(t)
-	ex := kraken.New(kraken.Options{BaseURL: fake.URL, HTTPClient: fc.client(), Limiter: unlimited{},
+	fc := exchangetest.NewFaultClient(t, callTimeout)
+	fake.SetFault(fc.Hook)
+	ex := kraken.New(kraken.Options{BaseURL: fake.URL, HTTPClient: fc.Client(), Limiter: unlimited{},
 		Nonces: localstate.NewNonces(), RetryDelay: readBackoff, Tier: kraken.TierPro})
 	return venue{
-		idle:  func(t *testing.T) { fc.waitIdle(t, fake.Busy) },
+		idle:  func(t *testing.T) { fc.WaitIdle(t, fake.Busy) },
 		name:  "kraken",
 		ex:    ex,
 		cred:  exgate.Credential{Exchange: "kraken", Key: "k", Secret: secret, Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
 		order: exgate.OrderRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Side: exgate.SideBuy, Quantity: decimal.RequireFromString("0.001"), QuantityIn: exgate.InBase},
 		wd:    exgate.WithdrawalRequest{Asset: "BTC", Network: "BTC", Address: addr, Amount: decimal.RequireFromString("0.01")},
 		inject: func(f func(r *http.Request) fault) {
-			fake.SetFault(func(r *http.Request) krakenfake.Fault {
-				switch fc.faultOf(r) {
+			fc.Set(func(r *http.Request) krakenfake.Fault {
+				switch f(r) {
 				case faultSlow:
 					return krakenfake.Fault{Delay: slowDelay}
 				case faultSlowOK:
@@ -289,7 +196,6 @@ func krakenVenue(t *testing.T) venue {
 				}
 				return krakenfake.Fault{}
 			})
-			fc.set(f)
 		},
 		orders: func(id string) int { return fake.OrdersByClientID("k", id) },
 		// Kraken has no client withdrawal id: the adapter finds a
@@ -323,19 +229,20 @@ func gateioVenue(t *testing.T) venue {
 	if err := fake.AddAccount(gateiofake.Account{APIKey: "k", Secret: "s", Balances: map[string]string{"USDT": "10000000", "BTC": "1000"}}); err != nil {
 		t.Fatal(err)
 	}
-	fc := newFaultClient(t)
-	ex := gateio.New(gateio.Options{BaseURL: fake.URL, HTTPClient: fc.client(), Limiter: unlimited{},
+	fc := exchangetest.NewFaultClient(t, callTimeout)
+	fake.SetFault(fc.Hook)
+	ex := gateio.New(gateio.Options{BaseURL: fake.URL, HTTPClient: fc.Client(), Limiter: unlimited{},
 		RetryBackoff: readBackoff})
 	return venue{
-		idle:  func(t *testing.T) { fc.waitIdle(t, fake.Busy) },
+		idle:  func(t *testing.T) { fc.WaitIdle(t, fake.Busy) },
 		name:  "gateio",
 		ex:    ex,
 		cred:  exgate.Credential{Exchange: "gateio", Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
 		order: exgate.OrderRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Side: exgate.SideBuy, Quantity: decimal.RequireFromString("20"), QuantityIn: exgate.InQuote},
 		wd:    exgate.WithdrawalRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: decimal.RequireFromString("100")},
 		inject: func(f func(r *http.Request) fault) {
-			fake.SetFault(func(r *http.Request) gateiofake.Fault {
-				switch fc.faultOf(r) {
+			fc.Set(func(r *http.Request) gateiofake.Fault {
+				switch f(r) {
 				case faultSlow:
 					return gateiofake.Fault{Delay: slowDelay}
 				case faultSlowOK:
@@ -349,7 +256,6 @@ func gateioVenue(t *testing.T) venue {
 				}
 				return gateiofake.Fault{}
 			})
-			fc.set(f)
 		},
 		orders:  func(id string) int { return fake.OrdersByText("k", "t-"+id) },
 		withdrs: func(it exgate.Intent) int { return fake.Withdrawals("k", it.ID) },
@@ -568,18 +474,19 @@ func okxVenue(t *testing.T) venue {
 		Balances: map[string]string{"USDT": "10000000", "BTC": "1000"}, Funding: map[string]string{"USDT": "10000000"}}); err != nil {
 		t.Fatal(err)
 	}
-	fc := newFaultClient(t)
-	ex := okx.New(okx.Options{BaseURL: fake.URL, HTTPClient: fc.client(), Limiter: unlimited{}})
+	fc := exchangetest.NewFaultClient(t, callTimeout)
+	fake.SetFault(fc.Hook)
+	ex := okx.New(okx.Options{BaseURL: fake.URL, HTTPClient: fc.Client(), Limiter: unlimited{}})
 	return venue{
-		idle:  func(t *testing.T) { fc.waitIdle(t, fake.Busy) },
+		idle:  func(t *testing.T) { fc.WaitIdle(t, fake.Busy) },
 		name:  "okx",
 		ex:    ex,
 		cred:  exgate.Credential{Exchange: okx.Name, Key: "k", Secret: "s", Passphrase: "p", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
 		order: exgate.OrderRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Side: exgate.SideBuy, Quantity: decimal.RequireFromString("20"), QuantityIn: exgate.InQuote},
 		wd:    exgate.WithdrawalRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: decimal.RequireFromString("100")},
 		inject: func(f func(r *http.Request) fault) {
-			fake.SetFault(func(r *http.Request) okxfake.Fault {
-				switch fc.faultOf(r) {
+			fc.Set(func(r *http.Request) okxfake.Fault {
+				switch f(r) {
 				case faultSlow:
 					return okxfake.Fault{Delay: slowDelay}
 				case faultSlowOK:
@@ -593,7 +500,6 @@ func okxVenue(t *testing.T) venue {
 				}
 				return okxfake.Fault{}
 			})
-			fc.set(f)
 		},
 		orders:  func(id string) int { return fake.OrdersByClOrdID("k", id) },
 		withdrs: func(it exgate.Intent) int { return fake.Withdrawals("k", it.ID) },

@@ -16,6 +16,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/binance"
 	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/exchangetest"
 	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/sqlite"
 )
@@ -43,8 +44,8 @@ func TestTransferFaultInjection(t *testing.T) {
 	t.Cleanup(fake.Close)
 	fake.AddAccount(binancefake.Account{APIKey: "k", Secret: "s",
 		Balances: map[string]string{"BTC": "1000"}, Funding: map[string]string{"BTC": "1000"}})
-	fc := newFaultClient(t)
-	ex := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fc.client(), Limiter: unlimited{}})
+	fc := exchangetest.NewFaultClient(t, callTimeout)
+	ex := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fc.Client(), Limiter: unlimited{}})
 
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{1}, 32))
 	if err != nil {
@@ -65,8 +66,15 @@ func TestTransferFaultInjection(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(7, 28))
 	var rngMu sync.Mutex
-	fake.SetFault(func(r *http.Request) binancefake.Fault {
-		switch fc.faultOf(r) {
+	fake.SetFault(fc.Hook)
+	fc.Set(func(r *http.Request) binancefake.Fault {
+		rngMu.Lock()
+		defer rngMu.Unlock()
+		submit := r.Method == http.MethodPost && r.URL.Path == "/sapi/v1/asset/transfer"
+		if !submit && rng.IntN(4) != 0 {
+			return binancefake.Fault{}
+		}
+		switch randomFault(rng) {
 		case faultSlow:
 			return binancefake.Fault{Delay: slowDelay}
 		case faultSlowOK:
@@ -79,15 +87,6 @@ func TestTransferFaultInjection(t *testing.T) {
 			return binancefake.Fault{DropAfter: true}
 		}
 		return binancefake.Fault{}
-	})
-	fc.set(func(r *http.Request) fault {
-		rngMu.Lock()
-		defer rngMu.Unlock()
-		submit := r.Method == http.MethodPost && r.URL.Path == "/sapi/v1/asset/transfer"
-		if !submit && rng.IntN(4) != 0 {
-			return faultNone
-		}
-		return randomFault(rng)
 	})
 
 	attempts, distinct := 300, 120
@@ -124,9 +123,9 @@ func TestTransferFaultInjection(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	fc.set(func(*http.Request) fault { return faultNone })
+	fc.Set(nil)
 	// A slow request may still be held by the fake (see runFaults).
-	fc.waitIdle(t, fake.Busy)
+	fc.WaitIdle(t, fake.Busy)
 
 	clk.Add(2 * time.Minute)
 	left := -1

@@ -17,6 +17,7 @@ import (
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/bybit"
 	"github.com/exgate/exgate/exchange/bybit/bybitfake"
+	"github.com/exgate/exgate/exchange/exchangetest"
 	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/sqlite"
 )
@@ -38,7 +39,11 @@ func TestTransferFaultInjection(t *testing.T) {
 		t.Fatal(err)
 	}
 	const callTimeout = 75 * time.Millisecond
-	ex := bybit.New(bybit.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: noLimits{}, RetryBackoff: time.Millisecond})
+	// Only a fault held past callTimeout makes a call time out, never a
+	// busy machine (exchangetest.FaultClient).
+	fc := exchangetest.NewFaultClient(t, callTimeout)
+	fake.SetFault(fc.Hook)
+	ex := bybit.New(bybit.Options{BaseURL: fake.URL, HTTPClient: fc.Client(), Limiter: noLimits{}, RetryBackoff: time.Millisecond})
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{1}, 32))
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +64,7 @@ func TestTransferFaultInjection(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(7, 30))
 	var rngMu sync.Mutex
-	fake.SetFault(func(r *http.Request) bybitfake.Fault {
+	fc.Set(func(r *http.Request) bybitfake.Fault {
 		rngMu.Lock()
 		defer rngMu.Unlock()
 		if r.URL.Path != "/v5/asset/transfer/inter-transfer" && rng.IntN(4) != 0 {
@@ -109,8 +114,8 @@ func TestTransferFaultInjection(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	fake.SetFault(nil)
-	time.Sleep(8 * callTimeout) // a slow request may still be sleeping in the fake
+	fc.Set(nil)
+	fc.WaitIdle(t, fake.Busy) // a slow request may still be held by the fake, to be processed after
 	shift.Add(int64(2 * time.Minute))
 	left := -1
 	for i := 0; i < 20 && left != 0; i++ {
