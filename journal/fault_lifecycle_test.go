@@ -64,14 +64,14 @@ func injectRandom(v venue, seed uint64, always func(*http.Request) bool) {
 	})
 }
 
-// settle stops the faults, waits out requests still sleeping in the fake
+// settle stops the faults, waits for requests still held by the fake
 // (see runFaults), then reconciles, moving the clock past the grace
 // period, until every intent left unfinished is accepted (an order
 // resting on the book).
 func settle(t *testing.T, v venue, jr *journal.Service, clk *shiftClock, st *sqlite.Store) {
 	t.Helper()
 	v.inject(func(*http.Request) fault { return faultNone })
-	time.Sleep(2 * slowDelay)
+	v.idle(t)
 	clk.Add(2 * time.Minute)
 	var open []exgate.Intent
 	for range 20 {
@@ -91,19 +91,6 @@ func settle(t *testing.T, v venue, jr *journal.Service, clk *shiftClock, st *sql
 	}
 }
 
-// read is a read of the exchange once the faults are off, tried again
-// while it times out: the fake answers at once, but the adapter's client
-// gives it only callTimeout, which a busy machine can exceed.
-func read[T any](f func() (T, error)) (T, error) {
-	for range 10 {
-		v, err := f()
-		if c := exgate.ErrorCode(err); c != exgate.CodeExchangeTimeout && c != exgate.CodeExchangeUnavailable {
-			return v, err
-		}
-	}
-	return f()
-}
-
 // faultSymbol is the pair every fake lists and funds.
 var faultSymbol = exgate.Symbol{Base: "BTC", Quote: "USDT"}
 
@@ -112,15 +99,11 @@ var faultSymbol = exgate.Symbol{Base: "BTC", Quote: "USDT"}
 func limitPrices(t *testing.T, v venue, om exgate.OrderManager, cred exgate.Credential) (rest, cross decimal.Decimal) {
 	t.Helper()
 	ctx := t.Context()
-	book, err := read(func() (exgate.OrderBook, error) {
-		return v.ex.OrderBook(ctx, cred, exgate.OrderBookRequest{Symbol: faultSymbol, Limit: 1})
-	})
+	book, err := v.ex.OrderBook(ctx, cred, exgate.OrderBookRequest{Symbol: faultSymbol, Limit: 1})
 	if err != nil || len(book.Bids) == 0 || len(book.Asks) == 0 {
 		t.Fatalf("%s book: %+v %v", v.name, book, err)
 	}
-	infos, err := read(func() ([]exgate.SymbolInfo, error) {
-		return om.Symbols(ctx, cred, exgate.SymbolFilter{Symbol: faultSymbol})
-	})
+	infos, err := om.Symbols(ctx, cred, exgate.SymbolFilter{Symbol: faultSymbol})
 	if err != nil || len(infos) != 1 {
 		t.Fatalf("%s symbols: %+v %v", v.name, infos, err)
 	}
@@ -225,9 +208,7 @@ func TestFaultLimitOrders(t *testing.T) {
 						checkRecorded(t, exgate.IntentOrder, it)
 					}
 					recorded, err := jr.Order(ctx, "client", it.ID, "")
-					truth, qerr := read(func() (exgate.Order, error) {
-						return v.ex.QueryOrder(ctx, cred, exgate.OrderQuery{Symbol: faultSymbol, ClientOrderID: it.ID})
-					})
+					truth, qerr := v.ex.QueryOrder(ctx, cred, exgate.OrderQuery{Symbol: faultSymbol, ClientOrderID: it.ID})
 					if err != nil || qerr != nil {
 						t.Fatalf("%s: %v %v", ref, err, qerr)
 					}
@@ -275,9 +256,9 @@ func TestFaultCancels(t *testing.T) {
 			if raceEnabled {
 				n = 16
 			}
-			// Placed without faults; one the adapter's short client
-			// timeout (callTimeout) left unknown on a busy machine is
-			// reconciled before the cancels start.
+			// Placed without faults; one the journal's CallTimeout left
+			// unknown on a very busy machine is reconciled before the
+			// cancels start.
 			place := func(ref string) {
 				if _, err := jr.PlaceLimitOrder(ctx, cred, resting, ref); err != nil && exgate.ErrorCode(err) != exgate.CodeExchangeTimeout {
 					t.Fatalf("place %s: %v", ref, err)
@@ -307,9 +288,7 @@ func TestFaultCancels(t *testing.T) {
 			if exgate.ErrorCode(err) == exgate.CodeExchangeTimeout {
 				// Read back by its id when the answer was lost: never
 				// sent twice.
-				outside, err = read(func() (exgate.Order, error) {
-					return v.ex.QueryOrder(ctx, cred, exgate.OrderQuery{Symbol: faultSymbol, ClientOrderID: outsideReq.ClientOrderID})
-				})
+				outside, err = v.ex.QueryOrder(ctx, cred, exgate.OrderQuery{Symbol: faultSymbol, ClientOrderID: outsideReq.ClientOrderID})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -337,9 +316,7 @@ func TestFaultCancels(t *testing.T) {
 			})
 			settle(t, v, jr, clk, st)
 
-			open, err := read(func() ([]exgate.Order, error) {
-				return om.OpenOrders(ctx, cred, exgate.OrderFilter{Symbol: faultSymbol})
-			})
+			open, err := om.OpenOrders(ctx, cred, exgate.OrderFilter{Symbol: faultSymbol})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -360,9 +337,7 @@ func TestFaultCancels(t *testing.T) {
 				if c := v.orders(o.ID); c != 1 {
 					t.Errorf("%s: the exchange holds %d orders", ref, c)
 				}
-				truth, err := read(func() (exgate.Order, error) {
-					return v.ex.QueryOrder(ctx, cred, exgate.OrderQuery{Symbol: faultSymbol, ClientOrderID: o.ID})
-				})
+				truth, err := v.ex.QueryOrder(ctx, cred, exgate.OrderQuery{Symbol: faultSymbol, ClientOrderID: o.ID})
 				if err != nil || truth.Status != exgate.OrderCanceled {
 					t.Errorf("%s on the exchange: %s %v, want CANCELED", ref, truth.Status, err)
 				}
