@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/client"
@@ -135,4 +138,152 @@ func TestCrashWhileOrdersInFlight(t *testing.T) {
 	if got := submitted.Load(); got != n+1 {
 		t.Errorf("%d order submissions reached Binance, want %d: an order was sent twice", got, n+1)
 	}
+}
+
+// TestCrashAfterAnswers kills `exgate serve` with SIGKILL right after it
+// answered orders, when their outcomes are still on their way to
+// PostgreSQL (an outcome is recorded after the answer, in the store's
+// next commit). After a restart the reconciler, left alone, records every
+// order the exchange holds as it holds it: the answers the client got, and
+// the orders still with the exchange when the instance died.
+func TestCrashAfterAnswers(t *testing.T) {
+	fake := binancefake.New(binancefake.Options{WeightLimit: -1})
+	t.Cleanup(fake.Close)
+	fake.AddAccount(binancefake.Account{APIKey: "crash-key", Secret: "crash-secret", Balances: map[string]string{"USDT": "1000000"}})
+	d := newDeployment(t, "EXGATE_BINANCE_URL="+fake.URL)
+	k := d.createKey("crash")
+	d.addExchangeKey(k.APIKey, "main", "binance", "--key", "crash-key", "--secret", "crash-secret", "--permissions", "read,trade")
+	inst := d.start("gw1")
+	c := inst.client(k, "main")
+	order := func(ref string) client.MarketOrder {
+		return client.MarketOrder{Asset1: "BTC", Asset2: "USDT", Side: "BUY", Quantity: "20", QuantityIn: "asset2", ClientOrderID: ref}
+	}
+	const n, killAt = 40, 12
+	var mu sync.Mutex
+	answered := map[string]string{} // client id -> gateway id
+	killed := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	refs := make(chan int)
+	go func() {
+		defer close(refs)
+		for i := range n {
+			select {
+			case refs <- i:
+			case <-killed:
+				return
+			}
+		}
+	}()
+	for range 8 {
+		wg.Go(func() {
+			for i := range refs {
+				ref := fmt.Sprintf("after-%d", i)
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				o, err := c.PlaceMarketOrder(ctx, order(ref))
+				cancel()
+				if err != nil {
+					continue
+				}
+				mu.Lock()
+				answered[ref] = o.ID
+				if len(answered) == killAt {
+					once.Do(func() { inst.signal(syscall.SIGKILL); close(killed) })
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	<-inst.exited
+
+	conn, err := pgx.Connect(t.Context(), d.databaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	type stored struct{ id, state string }
+	states := func() map[string]stored {
+		rows, err := conn.Query(t.Context(), `SELECT client_ref, id, state FROM intents WHERE kind = 'order'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]stored{}
+		for rows.Next() {
+			var ref string
+			var it stored
+			if err := rows.Scan(&ref, &it.id, &it.state); err != nil {
+				t.Fatal(err)
+			}
+			out[ref] = it
+		}
+		return out
+	}
+	unsaved := 0
+	for ref, it := range states() {
+		if _, ok := answered[ref]; ok && it.state == "submitting" {
+			unsaved++
+		}
+	}
+	t.Logf("%d orders answered before the kill, %d of them not on disk yet", len(answered), unsaved)
+
+	d.start("gw2")
+	// No client reads: the reconciler alone, once the dead sender's
+	// deadline (15 s + 2 s) has passed, records every order Binance
+	// holds. (An intent whose order never left the dead instance is
+	// recorded as never placed two minutes after it was written, which
+	// this test does not wait for: journal/crash_test.go does, on a
+	// clock it moves.)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		open := 0
+		for _, it := range states() {
+			if it.state != "final" && fake.OrdersWithClientID(it.id) > 0 {
+				open++
+			}
+		}
+		if open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d intents unfinished a minute after the restart", open)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	rows, err := conn.Query(t.Context(), `SELECT id, client_ref, answer, response FROM intents WHERE kind = 'order'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, never := 0, 0
+	for rows.Next() {
+		var id, ref, answer string
+		var response []byte
+		if err := rows.Scan(&id, &ref, &answer, &response); err != nil {
+			t.Fatal(err)
+		}
+		var o exgate.Order
+		_ = json.Unmarshal(response, &o)
+		switch got := fake.OrdersWithClientID(id); {
+		case got > 1:
+			t.Errorf("%s (%s): Binance holds %d orders", ref, id, got)
+		case got == 1:
+			held++
+			if answer != "record" || o.Status != exgate.OrderFilled {
+				t.Errorf("%s (%s): Binance filled it, the journal has %s %s", ref, id, answer, response)
+			}
+		case answered[ref] != "":
+			t.Errorf("%s (%s): answered, and Binance does not hold it", ref, id)
+		default:
+			never++
+		}
+	}
+	if got := fake.OrderCount("crash-key"); got != held {
+		t.Errorf("Binance holds %d orders, the journal %d", got, held)
+	}
+	for ref, id := range answered {
+		if fake.OrdersWithClientID(id) != 1 {
+			t.Errorf("%s: answered as %s, Binance holds %d", ref, id, fake.OrdersWithClientID(id))
+		}
+	}
+	t.Logf("%d orders held by Binance and recorded; %d intents that never reached it", held, never)
 }

@@ -239,6 +239,7 @@ func (d *deployment) env(extra ...string) []string {
 		"EXGATE_KRAKEN_URL=http://127.0.0.1:1",
 		"EXGATE_GATEIO_URL=http://127.0.0.1:1",
 		"EXGATE_OKX_URL=http://127.0.0.1:1",
+		"EXGATE_BYBIT_URL=http://127.0.0.1:1",
 	)
 	env = append(env, d.extra...)
 	return append(env, extra...)

@@ -324,7 +324,12 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 	if err != nil {
 		return zero, err
 	}
-	if ref != "" {
+	ex, ok := s.exchanges[cred.Exchange]
+	if ref != "" && (!ok || k.check != nil) {
+		// A retry is answered before anything else is checked. Where
+		// nothing is checked first, the unique index of CreateIntent
+		// below tells a retry without a read of its own (one store
+		// round trip less for every new order).
 		it, err := s.store.IntentByClientRef(ctx, cred.ClientAPIKey, k.name, ref)
 		if err == nil {
 			return replay(ctx, s, k, it, fp)
@@ -333,7 +338,6 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 			return zero, storeError(err)
 		}
 	}
-	ex, ok := s.exchanges[cred.Exchange]
 	if !ok {
 		return zero, exgate.Errorf(exgate.CodeExchangeUnavailable, "exchange %q is not enabled on this gateway", cred.Exchange)
 	}
@@ -377,7 +381,8 @@ func submit[R, T any](ctx context.Context, s *Service, k kind[R, T], cred exgate
 			return zero, err
 		}
 		if errors.Is(err, exgate.ErrConflict) && ref != "" {
-			// Another request with the same client id won the race.
+			// A retry, or another request with the same client id won
+			// the race.
 			prev, err := s.store.IntentByClientRef(ctx, cred.ClientAPIKey, k.name, ref)
 			if errors.Is(err, exgate.ErrNotFound) && it.Exclusive != "" {
 				// No: another intent holds the exclusive key.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/bybit/bybitfake"
 	"github.com/exgate/exgate/exchange/gateio/gateiofake"
 	"github.com/exgate/exgate/exchange/kraken/krakenfake"
 	"github.com/exgate/exgate/exchange/okx/okxfake"
@@ -32,7 +33,7 @@ func TestDoctor(t *testing.T) {
 	gone.Close() // Gate.io unreachable, and no key uses it
 
 	env := map[string]string{"EXGATE_DATA_DIR": t.TempDir(), "EXGATE_BINANCE_URL": bf.URL, "EXGATE_KRAKEN_URL": kf.URL, "EXGATE_GATEIO_URL": gone.URL,
-		"EXGATE_OKX_URL": gone.URL}
+		"EXGATE_OKX_URL": gone.URL, "EXGATE_BYBIT_URL": gone.URL}
 	ck := createExchangeKey(t, env, "binance", "bfull", "s1") // read,trade,withdraw: as the exchange key
 	add := func(name, exchange, key, secret, perms string) {
 		t.Helper()
@@ -125,6 +126,28 @@ func TestDoctor(t *testing.T) {
 	}
 	if regexp.MustCompile(`(?m)^warn +key \S+/okx +the okx key is not restricted`).MatchString(out) {
 		t.Errorf("the okx key has an IP allow-list, doctor says it has none:\n%s", out)
+	}
+
+	// Bybit reports a key's read-only flag, spot and wallet permissions
+	// and IP binding (GET /v5/user/query-api).
+	yf := bybitfake.New(bybitfake.Options{})
+	t.Cleanup(yf.Close)
+	if err := yf.AddAccount(bybitfake.Account{APIKey: "ykey", Secret: "ysecret"}); err != nil {
+		t.Fatal(err)
+	}
+	add("bybit", "bybit", "ykey", "ysecret", "read,trade")
+	env["EXGATE_BYBIT_URL"] = yf.URL
+	if out, err = runCmd(t, env, "doctor"); err != nil {
+		t.Fatalf("doctor with Bybit: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		`(?m)^ok +bybit reachability +reachable in \S+, clock skew`,
+		`(?m)^warn +key \S+/bybit +the bybit key can withdraw but exgate never needs it`,
+		`(?m)^warn +key \S+/bybit +the bybit key is not restricted`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("no line matching %s in:\n%s", want, out)
+		}
 	}
 
 	// A credential the exchange refuses fails the run.

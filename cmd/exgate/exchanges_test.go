@@ -10,6 +10,7 @@ import (
 
 	"github.com/exgate/exgate/client"
 	"github.com/exgate/exgate/exchange/binance/binancefake"
+	"github.com/exgate/exgate/exchange/bybit/bybitfake"
 	"github.com/exgate/exgate/exchange/gateio/gateiofake"
 	"github.com/exgate/exgate/exchange/kraken/krakenfake"
 	"github.com/exgate/exgate/exchange/okx/okxfake"
@@ -106,6 +107,25 @@ var exchangeCases = []exchangeCase{
 			return runningFake{url: f.URL, key: "okey", secret: "osecret", passphrase: "opass",
 				env:  map[string]string{"EXGATE_OKX_URL": f.URL, "EXGATE_OKX_WS_URL": f.WSURL()},
 				fill: func(id string) error { return f.FillOrder("okey", id) }, pauseStreams: f.PauseStreams}
+		},
+		withdrawal: client.WithdrawRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: "100"},
+		address:    [2]string{"XRP", "XRP"},
+	},
+	{
+		name: "bybit", envURL: "EXGATE_BYBIT_URL",
+		start: func(t *testing.T) runningFake {
+			f := bybitfake.New(bybitfake.Options{})
+			t.Cleanup(f.Close)
+			// Orders use the unified account, withdrawals the funding one,
+			// to an address of the account's address book.
+			if err := f.AddAccount(bybitfake.Account{APIKey: "ykey", Secret: "ysecret",
+				Unified: map[string]string{"USDT": "100000", "BTC": "2"}, Fund: map[string]string{"USDT": "1000"},
+				AddressBook: []bybitfake.BookAddress{{Coin: "USDT", Chain: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf"}}}); err != nil {
+				t.Fatal(err)
+			}
+			return runningFake{url: f.URL, key: "ykey", secret: "ysecret",
+				env:  map[string]string{"EXGATE_BYBIT_URL": f.URL, "EXGATE_BYBIT_WS_URL": f.WSURL(), "EXGATE_BYBIT_WS_PRIVATE_URL": f.WSPrivateURL()},
+				fill: func(id string) error { return f.FillOrder("ykey", id) }, pauseStreams: f.PauseStreams}
 		},
 		withdrawal: client.WithdrawRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: "100"},
 		address:    [2]string{"XRP", "XRP"},

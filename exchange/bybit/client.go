@@ -83,9 +83,15 @@ func (c *client) serverNow() time.Time {
 // ipKey is the limiter key of the per-IP budget: every call to the host.
 const ipKey = "bybit/ip"
 
-// uidKey is the limiter key of an endpoint's per-UID budget.
+// uidKey is the limiter key of an endpoint's per-UID budget. Bybit counts
+// per account (UID); the adapter cannot see the UID behind a key, so it
+// counts per API key, by a hash of the key rather than the credential's
+// id: two exchange keys of the gateway holding the same API key share one
+// budget.
 func uidKey(r request) string {
-	return "bybit/uid/" + rest.AccountKey(r.cred) + "/" + r.ep.name
+	c := *r.cred
+	c.ID = 0
+	return "bybit/uid/" + rest.AccountKey(&c) + "/" + r.ep.name
 }
 
 // costs are the budgets a call takes before it is sent: the per-IP budget

@@ -56,6 +56,9 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 	if e, ok := errors.AsType[*exgate.Error](err); ok && e.Code == exgate.CodeRiskLimitExceeded {
 		return e
 	}
+	if err == nil && in.Risk != nil && s.after != s.journal {
+		s.reserved.Store(in.ID, struct{}{})
+	}
 	if err != nil {
 		return s.fail("create intent "+in.ID, err)
 	}
@@ -88,6 +91,7 @@ func (s *Store) IntentByClientRef(ctx context.Context, apiKey string, kind exgat
 
 // UpdateIntent implements exgate.Store.
 func (s *Store) UpdateIntent(ctx context.Context, id string, o exgate.IntentOutcome) error {
+	s.reserved.Delete(id)
 	if err := s.journalTx(ctx, s.updateIntent(ctx, id, o)); err != nil {
 		return s.fail("update intent "+id, err)
 	}
@@ -97,7 +101,14 @@ func (s *Store) UpdateIntent(ctx context.Context, id string, o exgate.IntentOutc
 // RecordOutcome implements exgate.Store: the update waits for the next
 // batch of writes, or for a short while when none comes (groupcommit.go).
 func (s *Store) RecordOutcome(ctx context.Context, id string, o exgate.IntentOutcome) error {
-	if err := s.journalLater(ctx, s.updateIntent(ctx, id, o)); err != nil {
+	later := s.journalLater
+	if _, ok := s.reserved.LoadAndDelete(id); ok {
+		// Its settlement locks the key's risk row, as the intents of
+		// that key do: it waits for the intents' next batch, in their
+		// transaction, not beside it.
+		later = s.journalLaterWithIntents
+	}
+	if err := later(ctx, s.updateIntent(ctx, id, o)); err != nil {
 		return s.fail("record outcome of intent "+id, err)
 	}
 	return nil

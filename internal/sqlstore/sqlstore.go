@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/exgate/exgate"
@@ -101,6 +102,16 @@ type Store struct {
 	// journal, when set, batches the journal's writes: group, or one of
 	// their own (Dialect.JournalGroupCommit).
 	journal *groupCommit
+	// after batches the writes nobody waits on (journalLater): journal
+	// on SQLite, where they share the intents' commits; a group of their
+	// own on PostgreSQL, where each statement is a round trip that an
+	// intent in the same batch would wait for.
+	after *groupCommit
+	// reserved holds the intents this store recorded with a risk
+	// reservation, until their outcome: their settlement locks the key's
+	// risk row, and on PostgreSQL it must not run in after's transaction
+	// while journal's holds that row (the two would wait for each other).
+	reserved sync.Map
 	// stmts, when set, keeps statements prepared (Dialect.CacheStatements).
 	stmts *stmtCache
 }
@@ -124,9 +135,10 @@ func New(d Dialect, write, read *sql.DB, masterKey []byte) (*Store, error) {
 	case d.GroupCommit:
 		s.group = newGroupCommit(write, true)
 		s.group.stmts = s.stmts
-		s.journal = s.group
+		s.journal, s.after = s.group, s.group
 	case d.JournalGroupCommit:
 		s.journal = newGroupCommit(write, false)
+		s.after = newGroupCommit(write, false)
 	}
 	return s, nil
 }
@@ -252,10 +264,20 @@ func (s *Store) journalTx(ctx context.Context, fn func(tx *sql.Tx) error) error 
 // next transaction anyone commits, or is committed alone after a few
 // milliseconds (groupcommit.go).
 func (s *Store) journalLater(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.after != nil {
+		return s.after.later(ctx, fn)
+	}
+	return s.inTx(ctx, fn)
+}
+
+// journalLaterWithIntents is journalLater in the intents' own batches
+// (journal), where the outcome of an intent with a risk reservation
+// settles it.
+func (s *Store) journalLaterWithIntents(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if s.journal != nil {
 		return s.journal.later(ctx, fn)
 	}
-	return s.inTx(ctx, fn)
+	return s.journalLater(ctx, fn)
 }
 
 // exec runs a statement in a write transaction of its own and maps no
