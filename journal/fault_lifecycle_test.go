@@ -275,29 +275,43 @@ func TestFaultCancels(t *testing.T) {
 			if raceEnabled {
 				n = 16
 			}
-			// Placed without faults; one the adapter's short client
-			// timeout (callTimeout) left unknown on a busy machine is
-			// reconciled before the cancels start.
-			place := func(ref string) {
-				if _, err := jr.PlaceLimitOrder(ctx, cred, resting, ref); err != nil && exgate.ErrorCode(err) != exgate.CodeExchangeTimeout {
-					t.Fatalf("place %s: %v", ref, err)
-				}
-			}
-			for i := range n {
-				place(fmt.Sprintf("can-%d", i))
-			}
-			place("bystander")
-			settle(t, v, jr, clk, st)
-			for i := range n + 1 {
-				ref := fmt.Sprintf("can-%d", i)
+			// Placed without faults, n to cancel and a bystander. On a
+			// busy machine the adapter's short client timeout
+			// (callTimeout) can still fail a placement: one left unknown
+			// is reconciled, one refused or never placed is placed again
+			// under a new client id.
+			refs := make([]string, n+1)
+			base := func(i int) string {
 				if i == n {
-					ref = "bystander"
+					return "bystander"
 				}
-				if o, err := jr.Order(ctx, "client", "", ref); err != nil || o.Status != exgate.OrderPending {
-					t.Fatalf("%s before the cancels: %+v, %v; want PENDING", ref, o, err)
-				}
+				return fmt.Sprintf("can-%d", i)
 			}
-			bystander, err := jr.Order(ctx, "client", "", "bystander")
+			for i := range refs {
+				refs[i] = base(i)
+			}
+			for attempt := 0; ; attempt++ {
+				var missing []int
+				for i, ref := range refs {
+					if o, err := jr.Order(ctx, "client", "", ref); err != nil || o.Status != exgate.OrderPending {
+						missing = append(missing, i)
+					}
+				}
+				if len(missing) == 0 {
+					break
+				}
+				if attempt == 5 {
+					t.Fatalf("%d orders not resting after %d attempts to place them", len(missing), attempt)
+				}
+				for _, i := range missing {
+					if attempt > 0 {
+						refs[i] = fmt.Sprintf("%s.%d", base(i), attempt)
+					}
+					_, _ = jr.PlaceLimitOrder(ctx, cred, resting, refs[i])
+				}
+				settle(t, v, jr, clk, st)
+			}
+			bystander, err := jr.Order(ctx, "client", "", refs[n])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +334,7 @@ func TestFaultCancels(t *testing.T) {
 			canceled := map[string]bool{}
 			var unknown atomic.Int64
 			spread(8, 3*n, func(k int) {
-				ref := fmt.Sprintf("can-%d", k%n)
+				ref := refs[k%n]
 				o, err := jr.CancelOrder(ctx, cred, "", ref)
 				switch {
 				case err == nil && o.Status == exgate.OrderCanceled:
@@ -350,8 +364,7 @@ func TestFaultCancels(t *testing.T) {
 			if len(open) != 2 || !still[bystander.ID] || !still[outside.ClientOrderID] {
 				t.Errorf("open after the cancels: %+v; want only %s and %s", open, bystander.ID, outside.ClientOrderID)
 			}
-			for i := range n {
-				ref := fmt.Sprintf("can-%d", i)
+			for _, ref := range refs[:n] {
 				o, err := jr.Order(ctx, "client", "", ref)
 				if err != nil || o.Status != exgate.OrderCanceled {
 					t.Errorf("%s in the journal: %+v, %v; want CANCELED (a lost cancel?)", ref, o, err)
