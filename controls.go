@@ -62,6 +62,11 @@ type ControlStore interface {
 	CheckMasterKey(ctx context.Context) error
 }
 
+// DefaultAddressHold is how long a newly allowed withdrawal address is
+// held before withdrawals may go to it, unless the command line says
+// otherwise (docs/contract.md 2.6); the console offers no shorter hold.
+const DefaultAddressHold = 24 * time.Hour
+
 // ErrWrongMasterKey: the master key does not open the store's secrets.
 var ErrWrongMasterKey = errors.New("the master key (EXGATE_MASTER_KEY or master.key in the data dir) is not the key this store's secrets were sealed with")
 

@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -85,8 +86,10 @@ type Options struct {
 	// checks only (store, reconciliation backlog).
 	Health func(ctx context.Context) []HealthCheck
 	// PublicURL is the console's own origin as operators reach it
-	// ("https://console.example"); empty: the request's Host, over http
-	// unless the connection is TLS.
+	// ("https://console.example", or http:// and its listening address):
+	// a request naming another Host is refused with 421, so that no
+	// origin is ever taken from a request. Empty (tests only): the
+	// request's Host, over http unless the connection is TLS.
 	PublicURL string
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
@@ -244,7 +247,8 @@ func (h *Handler) routes() {
 	}))
 }
 
-// ServeHTTP sets the security headers of every answer, then routes.
+// ServeHTTP sets the security headers of every answer, checks that the
+// request names the console's own host, then routes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", contentSecurityPolicy)
@@ -252,7 +256,48 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	if !h.ownHost(r.Host) {
+		// A DNS-rebinding page, or a proxy passing another name: the
+		// console answers only at its configured address.
+		writeProblem(w, http.StatusMisdirectedRequest, "MISDIRECTED_REQUEST",
+			"this console answers at "+h.o.PublicURL+" only (set --console-url to the address operators use)")
+		return
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// ownHost reports whether host (a request's Host) is the console's
+// configured one; 127.0.0.1 and localhost stand for each other.
+func (h *Handler) ownHost(host string) bool {
+	if h.o.PublicURL == "" {
+		return true
+	}
+	u, err := url.Parse(h.o.PublicURL)
+	if err != nil {
+		return false
+	}
+	want, got := strings.ToLower(u.Host), strings.ToLower(host)
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		want = net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+	}
+	if _, _, err := net.SplitHostPort(got); err != nil {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		got = net.JoinHostPort(got, port)
+	}
+	if got == want {
+		return true
+	}
+	wh, wp, _ := net.SplitHostPort(want)
+	gh, gp, _ := net.SplitHostPort(got)
+	loopback := func(h string) bool { return h == "127.0.0.1" || h == "localhost" }
+	return wp == gp && loopback(wh) && loopback(gh)
 }
 
 func formatTime(t time.Time) string {

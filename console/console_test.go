@@ -424,7 +424,8 @@ func TestAdminActions(t *testing.T) {
 		{"/keys/" + api + "/exchange-keys", url.Values{"name": {"main"}, "exchange": {"sim"}}, http.StatusSeeOther},
 		{"/keys/" + api + "/exchange-keys", url.Values{"name": {"main"}, "exchange": {"sim"}}, http.StatusConflict},
 		{"/keys/" + api + "/exchange-keys", url.Values{"name": {"bn"}, "exchange": {"binance"}}, http.StatusBadRequest},
-		{"/keys/" + api + "/exchange-keys/main/allow-address", url.Values{"asset": {"btc"}, "network": {"btc"}, "address": {"bc1qexample"}, "hold": {"1h"}}, http.StatusSeeOther},
+		{"/keys/" + api + "/exchange-keys/main/allow-address", url.Values{"asset": {"btc"}, "network": {"btc"}, "address": {"bc1qshort"}, "hold": {"1h"}}, http.StatusSeeOther}, // refused: under 24 h
+		{"/keys/" + api + "/exchange-keys/main/allow-address", url.Values{"asset": {"btc"}, "network": {"btc"}, "address": {"bc1qexample"}, "hold": {"48h"}}, http.StatusSeeOther},
 		{"/keys/" + api + "/exchange-keys/main/deny-address", url.Values{"asset": {"BTC"}, "network": {"BTC"}, "address": {"bc1qexample"}}, http.StatusSeeOther},
 		{"/keys/" + api + "/revoke", url.Values{}, http.StatusSeeOther},
 		{"/keys/nope/revoke", url.Values{}, http.StatusNotFound},

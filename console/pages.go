@@ -295,11 +295,13 @@ func (h *Handler) allowAddress(w http.ResponseWriter, r *http.Request, s session
 		http.Redirect(w, r, back+"?problem=asset,+network+and+address+are+required", http.StatusSeeOther)
 		return
 	}
-	var hold time.Duration
+	// 24 h unless longer: the console offers no shorter hold
+	// (docs/contract.md 2.6); only the command line may give less.
+	hold := exgate.DefaultAddressHold
 	if v := strings.TrimSpace(r.PostForm.Get("hold")); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			http.Redirect(w, r, back+"?problem=hold+must+be+a+duration+such+as+24h", http.StatusSeeOther)
+		if err != nil || d < exgate.DefaultAddressHold {
+			http.Redirect(w, r, back+"?problem=hold+must+be+a+duration+of+24h+or+more,+such+as+48h", http.StatusSeeOther)
 			return
 		}
 		hold = d

@@ -104,6 +104,11 @@ type Config struct {
 	// Stream, when set, serves GET /v1/stream (stream.go); without it
 	// the route answers 501 NOT_IMPLEMENTED.
 	Stream streamHub
+	// StreamSlots, when set, bounds the stream connections one client key
+	// holds open, across instances, to StreamConnectionsPerKey (default
+	// DefaultStreamConnectionsPerKey); one more handshake is 429.
+	StreamSlots             streamSlots
+	StreamConnectionsPerKey int
 }
 
 // requestObserver is what the API reports to metrics: the route pattern

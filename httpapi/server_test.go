@@ -81,6 +81,12 @@ type options struct {
 	// Exchanges and Journal are the gateway's); the sim's streams tick
 	// when the test calls ticks.tick.
 	streams *stream.Options
+	// slots bounds the stream connections per client key (shared by the
+	// gateways given the same) to streamsPerKey.
+	slots         *localstate.Slots
+	streamsPerKey int
+	// controls keeps the IP allowlists in the store.
+	controls bool
 }
 
 func newGateway(t *testing.T, opts options) *gateway {
@@ -122,6 +128,12 @@ func newGateway(t *testing.T, opts options) *gateway {
 	}
 	if hub != nil {
 		cfg.Stream = hub
+	}
+	if opts.slots != nil {
+		cfg.StreamSlots, cfg.StreamConnectionsPerKey = opts.slots, opts.streamsPerKey
+	}
+	if opts.controls {
+		cfg.Controls = st
 	}
 	srv := httpapi.New(cfg)
 	hs := httptest.NewServer(srv)

@@ -135,3 +135,10 @@ func BenchmarkReplayGuardFirstUse(b *testing.B) {
 		i++
 	}
 }
+
+func TestSlots(t *testing.T) {
+	statetest.RunSlots(t, func(*testing.T) (statetest.Slots, statetest.Clock) {
+		clk := statetest.NewFakeClock()
+		return localstate.NewSlots(clk.Now), clk
+	})
+}

@@ -105,6 +105,14 @@ func TestNonces(t *testing.T) {
 	})
 }
 
+func TestSlots(t *testing.T) {
+	testURL(t)
+	statetest.RunSlots(t, func(t *testing.T) (statetest.Slots, statetest.Clock) {
+		c, prefix := openTest(t)
+		return NewSlots(c, prefix), realClock
+	})
+}
+
 func TestReplayGuard(t *testing.T) {
 	testURL(t)
 	statetest.RunReplayGuard(t, func(t *testing.T) (statetest.ReplayGuard, statetest.Clock) {

@@ -22,6 +22,7 @@ import (
 	"github.com/exgate/exgate/httpapi"
 	"github.com/exgate/exgate/journal"
 	"github.com/exgate/exgate/localstate"
+	"github.com/exgate/exgate/metrics"
 	"github.com/exgate/exgate/risk"
 	"github.com/exgate/exgate/sqlite"
 )
@@ -36,7 +37,7 @@ const (
 // gateway is the HTTP API with the risk engine and the journal in front
 // of one exchange: sim, or Binance's fake.
 type gateway struct {
-	t    *testing.T
+	t    testing.TB
 	st   exgate.Store
 	cl   *client.Client
 	cred exgate.Credential
@@ -44,9 +45,55 @@ type gateway struct {
 	sent func() int
 	// exact: the exchange's book does not move, so a band edge is known.
 	exact bool
+	// metrics count the refusals.
+	metrics *metrics.Metrics
 }
 
-func newGateway(t *testing.T, exchange string) *gateway {
+// refused is what the metrics counted of refusals of limit.
+func (g *gateway) refused(limit string) float64 {
+	g.t.Helper()
+	fams, err := g.metrics.Registry().Gather()
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != "exgate_risk_refusals_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "limit" && l.GetValue() == limit {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// waitAudit waits until the audit trail holds a request refused with code.
+func (g *gateway) waitAudit(code string) {
+	g.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		entries, err := g.st.AuditLog(g.t.Context(), exgate.AuditFilter{APIKey: apiKey})
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Actor == exgate.AuditActorAPI && e.Code == code && e.Status == 403 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("no %s refusal in the audit trail: %+v", code, entries)
+		}
+		tick := time.NewTimer(10 * time.Millisecond)
+		<-tick.C
+	}
+}
+
+func newGateway(t testing.TB, exchange string) *gateway {
 	t.Helper()
 	ctx := t.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{7}, 32))
@@ -85,14 +132,18 @@ func newGateway(t *testing.T, exchange string) *gateway {
 	}
 	exchanges := map[string]exgate.Exchange{exchange: ex}
 	eng := risk.New(risk.Options{Store: st, Poll: time.Nanosecond})
+	g.metrics = metrics.New()
+	riskMetrics := g.metrics.Risk(eng.HaltCount)
 	srv := httpapi.New(httpapi.Config{
-		Keys:      st,
-		Exchanges: exchanges,
-		Ledger:    journal.New(journal.Options{Store: st, Exchanges: exchanges}),
-		Replay:    localstate.NewReplayGuard(time.Now),
-		Limiter:   localstate.NewLimiter(time.Now),
-		OpenAPI:   api.Spec(),
-		Risk:      eng,
+		Keys:        st,
+		Exchanges:   exchanges,
+		Ledger:      journal.New(journal.Options{Store: st, Exchanges: exchanges}),
+		Replay:      localstate.NewReplayGuard(time.Now),
+		Limiter:     localstate.NewLimiter(time.Now),
+		OpenAPI:     api.Spec(),
+		Risk:        eng,
+		RiskMetrics: riskMetrics,
+		Audit:       st,
 		// Keys and credentials are read afresh for each request.
 		KeyCacheTTL: time.Nanosecond,
 	})
@@ -322,6 +373,15 @@ func TestLimits(t *testing.T) {
 					if n := g.journaled(); n != tc.sentBefore {
 						t.Errorf("%d orders or withdrawals journaled, want %d", n, tc.sentBefore)
 					}
+					// The refusal is counted by limit and in the audit trail.
+					label := tc.limit
+					if tc.code == "TRADING_HALTED" {
+						label = "halted"
+					}
+					if n := g.refused(label); n != 1 {
+						t.Errorf("refusals of %s counted %v, want 1", label, n)
+					}
+					g.waitAudit(tc.code)
 				})
 			}
 		})

@@ -37,6 +37,9 @@ func (s suite) testRiskLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if b, _ := json.Marshal(got); string(b) != `{"symbols":["BTC/USDT"],"maxOrderNotional":"1000.5","maxOpenOrders":3}` {
+		t.Fatalf("limits after the first set = %s", b)
+	}
 	got, err = e.SetRiskLimits(ctx, "k1", exgate.RiskLimits{DailyNotional: usd("0.000000001")}, []string{exgate.LimitMaxOpenOrders})
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,13 @@ type conn struct {
 	wake        chan struct{}
 	subs        map[subKey]*subscription
 	ended       bool
+	// check, when set, runs every CheckInterval (Hub.ServeChecked).
+	check func(ctx context.Context) error
+	// The client's frame budget: tokens left at last, refused frames in
+	// a row.
+	tokens  float64
+	last    time.Time
+	refused int
 }
 
 func newConn(h *Hub, ws wsConn, cred exgate.Credential) *conn {
@@ -83,6 +90,10 @@ func (c *conn) run(ctx context.Context) {
 	wg.Add(2)
 	go func() { defer wg.Done(); defer cancel(); c.write(ctx) }()
 	go func() { defer wg.Done(); c.ping(ctx) }() // it ends the connection through the socket or the writer
+	if c.check != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.checkLoop(ctx) }()
+	}
 	c.read(ctx)
 	cancel()
 	c.mu.Lock()
@@ -166,12 +177,63 @@ func (c *conn) ping(ctx context.Context) {
 	}
 }
 
+// checkLoop runs the connection's check every CheckInterval and closes
+// the connection with 1008 when it fails.
+func (c *conn) checkLoop(ctx context.Context) {
+	t := time.NewTicker(c.hub.opts.CheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := c.check(ctx); err != nil {
+			c.hub.log.InfoContext(ctx, "stream: closing a connection no longer allowed", "apiKey", c.cred.ClientAPIKey, "err", err)
+			c.closeWith(websocket.StatusPolicyViolation, exgate.Clip(err.Error(), 100))
+			return
+		}
+	}
+}
+
+// allowFrame takes one frame from the client's budget (FrameRate a
+// second, FrameBurst at once).
+func (c *conn) allowFrame() bool {
+	now := c.hub.clock.Now()
+	o := c.hub.opts
+	if c.last.IsZero() {
+		c.tokens = float64(o.FrameBurst)
+	} else {
+		c.tokens = min(float64(o.FrameBurst), c.tokens+now.Sub(c.last).Seconds()*float64(o.FrameRate))
+	}
+	c.last = now
+	if c.tokens < 1 {
+		return false
+	}
+	c.tokens--
+	return true
+}
+
 func (c *conn) read(ctx context.Context) {
 	for {
 		typ, frame, err := c.ws.Read(ctx)
 		if err != nil {
 			return
 		}
+		if !c.allowFrame() {
+			// Over the frame budget: refused, and a client that keeps on
+			// is closed, so that no client can drive subscribe churn.
+			c.refused++
+			if c.refused > maxRefusedFrames {
+				// The writer closes the connection; what is read until
+				// then is dropped.
+				c.closeWith(websocket.StatusPolicyViolation, "too many frames: send at most "+fmt.Sprint(c.hub.opts.FrameRate)+" a second")
+				continue
+			}
+			c.send(errorOf(Request{}, exgate.Errorf(exgate.CodeRateLimited, "a connection may send at most %d frames a second (bursts of %d); this one was ignored", c.hub.opts.FrameRate, c.hub.opts.FrameBurst)))
+			continue
+		}
+		c.refused = 0
 		if typ != websocket.MessageText {
 			c.send(errorOf(Request{}, exgate.Errorf(exgate.CodeInvalidParameter, "frames must be JSON text frames, not binary")))
 			continue

@@ -41,7 +41,23 @@ const (
 	// may hold; one more is refused with RATE_LIMITED.
 	DefaultMaxSubscriptions = 50
 	DefaultWriteTimeout     = 10 * time.Second
+	// DefaultUpstreamGrace is how long an upstream subscription outlives
+	// its last subscriber, so that a client unsubscribing and subscribing
+	// again (churn) reuses it instead of opening another upstream
+	// connection.
+	DefaultUpstreamGrace = 30 * time.Second
+	// DefaultFrameRate and DefaultFrameBurst bound the frames one client
+	// may send: over them a frame is answered RATE_LIMITED and ignored,
+	// and a client that keeps on is closed with 1008.
+	DefaultFrameRate  = 5
+	DefaultFrameBurst = 20
+	// DefaultCheckInterval is how often a connection's Check runs.
+	DefaultCheckInterval = time.Second
 )
+
+// maxRefusedFrames is how many frames in a row a connection may send over
+// its frame rate before it is closed.
+const maxRefusedFrames = 100
 
 // OrderJournal is where the hub reports every order update before it
 // fans it out: the journal records it (an order placed through the
@@ -98,6 +114,24 @@ type Options struct {
 	// closes the connection with 1008, so that a key revoked or removed
 	// while a stream is open stops within PingInterval.
 	Revalidate func(ctx context.Context, cred exgate.Credential) error
+	// CheckInterval is how often a connection's own check (ServeChecked:
+	// the client's IP allowlist, the exchange key's permission) runs;
+	// default DefaultCheckInterval.
+	CheckInterval time.Duration
+	// UpstreamGrace is how long an upstream subscription outlives its
+	// last subscriber; default DefaultUpstreamGrace, negative none.
+	UpstreamGrace time.Duration
+	// FrameRate (frames a second) and FrameBurst bound one connection's
+	// client frames; defaults DefaultFrameRate and DefaultFrameBurst.
+	FrameRate, FrameBurst int
+	// Limiter and ConnectLimit pace the start of upstream subscriptions
+	// (each one an upstream WebSocket connection and, for a book, its
+	// snapshot) within the exchange's published connection limit, in the
+	// limiter instances share (Redis when configured): a start waits for
+	// the exchange's budget under the key "stream-connect:<exchange>".
+	// ConnectLimit returns the limit of an exchange, ok false for none.
+	Limiter      exgate.Limiter
+	ConnectLimit func(exchange string) (limit exgate.RateLimit, ok bool)
 }
 
 // Hub fans upstream subscriptions out to WebSocket clients. It is safe
@@ -115,6 +149,9 @@ type Hub struct {
 	// upstream restarts by exchange and channel, slow clients closed.
 	conns, watchers int
 	restarts        map[[2]string]uint64
+	// paced counts the upstream starts that waited for the exchange's
+	// connection budget.
+	paced int
 	// slowClosed is counted under a topic's lock (enqueue), which may
 	// not take mu.
 	slowClosed atomic.Uint64
@@ -151,6 +188,18 @@ func New(opts Options) *Hub {
 	if o.SymbolTimeout <= 0 {
 		o.SymbolTimeout = 10 * time.Second
 	}
+	if o.CheckInterval <= 0 {
+		o.CheckInterval = DefaultCheckInterval
+	}
+	if o.UpstreamGrace == 0 {
+		o.UpstreamGrace = DefaultUpstreamGrace
+	}
+	if o.FrameRate <= 0 {
+		o.FrameRate = DefaultFrameRate
+	}
+	if o.FrameBurst <= 0 {
+		o.FrameBurst = DefaultFrameBurst
+	}
 	return h
 }
 
@@ -163,11 +212,34 @@ func defaultBackoff(n int) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d)*2/5)) - d/5
 }
 
+// Paced returns how many upstream starts waited for an exchange's
+// connection budget.
+func (h *Hub) Paced() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.paced
+}
+
 // Watches returns how many upstream Watch calls the hub has started.
 func (h *Hub) Watches() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.watches
+}
+
+// idleTopics returns how many topics wait out their grace period.
+func (h *Hub) idleTopics() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, t := range h.topics {
+		t.mu.Lock()
+		if t.idle != nil {
+			n++
+		}
+		t.mu.Unlock()
+	}
+	return n
 }
 
 // Topics returns how many upstream subscriptions are live.
@@ -242,6 +314,13 @@ func (h *Hub) restarted(k topicKey) {
 // Serve upgrades the request to a WebSocket and serves the client of cred
 // until the connection ends. The caller has authenticated the handshake.
 func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, cred exgate.Credential) {
+	h.ServeChecked(w, r, cred, nil)
+}
+
+// ServeChecked is Serve with check, which the connection runs every
+// CheckInterval: an error closes it with 1008 (the client's address taken
+// off its key's allowlist, the exchange key's permission withdrawn).
+func (h *Hub) ServeChecked(w http.ResponseWriter, r *http.Request, cred exgate.Credential, check func(ctx context.Context) error) {
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return // Accept has answered
@@ -249,7 +328,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, cred exgate.Credenti
 	ws.SetReadLimit(maxFrame + 512)
 	// The request's context ends with the handler's deadline; the
 	// connection lives on its own.
-	h.ServeConn(context.WithoutCancel(r.Context()), ws, cred)
+	h.serveConn(context.WithoutCancel(r.Context()), ws, cred, check)
 }
 
 // wsConn is the part of *websocket.Conn a connection uses.
@@ -263,7 +342,12 @@ type wsConn interface {
 
 // ServeConn serves an accepted WebSocket until it ends or ctx does.
 func (h *Hub) ServeConn(ctx context.Context, ws wsConn, cred exgate.Credential) {
+	h.serveConn(ctx, ws, cred, nil)
+}
+
+func (h *Hub) serveConn(ctx context.Context, ws wsConn, cred exgate.Credential, check func(ctx context.Context) error) {
 	c := newConn(h, ws, cred)
+	c.check = check
 	h.count(&h.conns, 1)
 	defer h.count(&h.conns, -1)
 	c.run(ctx)
@@ -291,6 +375,9 @@ type topic struct {
 	mu   sync.Mutex
 	subs map[*subscription]struct{}
 	done bool
+	// idle, while the topic has no subscriber, cancels the stop that
+	// ends it after the grace period.
+	idle func() bool
 	// The latest state, for a subscriber that joins later: the book and
 	// its encodings by depth, the current kline's message, the open
 	// orders' messages by id.
@@ -362,6 +449,10 @@ func (h *Hub) join(sub *subscription, st exgate.Streamer) {
 	}
 	t.mu.Lock()
 	h.mu.Unlock()
+	if t.idle != nil {
+		t.idle() // back within the grace period: the topic stays
+		t.idle = nil
+	}
 	sub.topic = t
 	t.subs[sub] = struct{}{}
 	switch {
@@ -387,14 +478,40 @@ func (h *Hub) leave(sub *subscription) {
 	t.mu.Lock()
 	delete(t.subs, sub)
 	if len(t.subs) == 0 && !t.done {
-		t.done = true
-		if h.topics[t.key] == t {
-			delete(h.topics, t.key)
+		if grace := h.opts.UpstreamGrace; grace > 0 {
+			// Kept for the grace period: a subscriber coming back (churn)
+			// reuses it rather than opening another upstream connection.
+			if t.idle == nil {
+				t.idle = h.clock.AfterFunc(grace, func() { h.endIdle(t) })
+			}
+		} else {
+			h.end(t)
 		}
-		t.stop()
 	}
 	t.mu.Unlock()
 	h.mu.Unlock()
+}
+
+// endIdle ends t when it still has no subscriber at the end of its grace
+// period.
+func (h *Hub) endIdle(t *topic) {
+	h.mu.Lock()
+	t.mu.Lock()
+	if len(t.subs) == 0 && !t.done && t.idle != nil {
+		h.end(t)
+	}
+	t.mu.Unlock()
+	h.mu.Unlock()
+}
+
+// end stops t and forgets it; the caller holds h.mu and t.mu.
+func (h *Hub) end(t *topic) {
+	t.done = true
+	t.idle = nil
+	if h.topics[t.key] == t {
+		delete(h.topics, t.key)
+	}
+	t.stop()
 }
 
 // run holds the upstream subscription until ctx ends, restarting a Watch
@@ -402,6 +519,9 @@ func (h *Hub) leave(sub *subscription) {
 func (t *topic) run(ctx context.Context) {
 	failures := 0
 	for {
+		if err := t.hub.paceConnect(ctx, t.key.exchange); err != nil {
+			return // ctx ended
+		}
 		emitted := false
 		err := t.watch(ctx, &emitted)
 		if ctx.Err() != nil {
@@ -446,6 +566,38 @@ func (t *topic) watch(ctx context.Context, emitted *bool) (err error) {
 	}
 }
 
+// paceConnect waits until the exchange's connection budget allows one more
+// upstream connection (Options.Limiter, ConnectLimit). A limiter that
+// fails lets the start wait a second and try again, never skip the budget.
+func (h *Hub) paceConnect(ctx context.Context, exchange string) error {
+	if h.opts.Limiter == nil || h.opts.ConnectLimit == nil {
+		return ctx.Err()
+	}
+	limit, ok := h.opts.ConnectLimit(exchange)
+	if !ok {
+		return ctx.Err()
+	}
+	for {
+		wait, err := h.opts.Limiter.Reserve(ctx, "stream-connect:"+exchange, 1, limit)
+		if err == nil && wait <= 0 {
+			return nil
+		}
+		if err != nil {
+			h.log.WarnContext(ctx, "stream: the connection budget cannot be read; waiting", "exchange", exchange, "err", err)
+			wait = time.Second
+		}
+		h.count(&h.paced, 1)
+		ready := make(chan struct{})
+		stop := h.clock.AfterFunc(wait, func() { close(ready) })
+		select {
+		case <-ctx.Done():
+			stop()
+			return ctx.Err()
+		case <-ready:
+		}
+	}
+}
+
 // fail sends e to every subscriber and ends their subscriptions.
 func (t *topic) fail(e *exgate.Error) {
 	h := t.hub
@@ -455,6 +607,10 @@ func (t *topic) fail(e *exgate.Error) {
 	}
 	t.mu.Lock()
 	t.done = true
+	if t.idle != nil {
+		t.idle()
+		t.idle = nil
+	}
 	subs := make([]*subscription, 0, len(t.subs))
 	for s := range t.subs {
 		subs = append(subs, s)

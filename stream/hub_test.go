@@ -203,6 +203,20 @@ func newHarness(t *testing.T, mod func(*Options)) *harness {
 	return &harness{hub: New(opts), ex: ex, clk: clk}
 }
 
+// passGrace waits until a topic has lost its last subscriber, then moves
+// the clock past the grace period that keeps it (Options.UpstreamGrace).
+func (h *harness) passGrace(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for h.hub.idleTopics() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no topic lost its last subscriber")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.clk.Add(DefaultUpstreamGrace)
+}
+
 // connect serves a fake client until the test ends.
 func (h *harness) connect(t *testing.T, cred exgate.Credential) *fakeWS {
 	ws := newFakeWS()
@@ -266,6 +280,7 @@ func TestLastSubscriberStopsUpstream(t *testing.T) {
 		t.Fatal("upstream stopped while a subscriber is left")
 	}
 	_ = b.CloseNow() // the last subscriber goes away with its connection
+	h.passGrace(t)
 	select {
 	case <-call.ctx.Done():
 	case <-time.After(5 * time.Second):
@@ -598,6 +613,7 @@ func TestRevokedKeyClosesStream(t *testing.T) {
 	if code != websocket.StatusPolicyViolation || !strings.Contains(reason, "revoked") {
 		t.Fatalf("closed with %d %q", code, reason)
 	}
+	h.passGrace(t)
 	select {
 	case <-call.ctx.Done(): // its subscription went with it
 	case <-time.After(5 * time.Second):

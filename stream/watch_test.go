@@ -104,6 +104,7 @@ func TestWatchKlinesAlone(t *testing.T) {
 	if err := waitErr(t, done); err != nil {
 		t.Fatal(err)
 	}
+	h.passGrace(t)
 	select {
 	case <-call.ctx.Done():
 	case <-time.After(5 * time.Second):

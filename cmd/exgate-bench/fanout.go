@@ -60,7 +60,10 @@ func benchFanout(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	// The gateway as serve builds it, its sim replaced by the synthetic
 	// streaming exchange; no client limit (1000 handshakes at once).
 	syn := &syntheticBook{every: time.Second / time.Duration(*rate)}
-	cfg := &gateway.Config{DataDir: dataDir, ExchangeSettings: benchExchanges("http://127.0.0.1:1"), LogFormat: "text"}
+	// One client key holds every connection: the per-key bound is lifted
+	// to the clients measured.
+	cfg := &gateway.Config{DataDir: dataDir, ExchangeSettings: benchExchanges("http://127.0.0.1:1"), LogFormat: "text",
+		StreamConnectionsPerKey: *clients}
 	st, err := gateway.OpenStore(ctx, cfg)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -127,7 +128,7 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 	secret := fs.String("secret", "", "the exchange API secret (optional for sim); prefer --secret-stdin, which keeps it out of the process list and shell history")
 	passphrase := fs.String("passphrase", "", "the exchange API passphrase, where the exchange has one; prefer --secret-stdin")
 	secretStdin := fs.Bool("secret-stdin", false, "read the exchange secret from the first line of standard input and the passphrase, if any, from the second")
-	perms := fs.String("permissions", "read,trade", "comma-separated: read, trade, withdraw")
+	perms := fs.String("permissions", "read,trade", "comma-separated: read, trade, withdraw (read is always included: every exchange key reads)")
 	paperKey := fs.Bool("paper", false, "a paper key of a real exchange: its market data, simulated orders and balances; no --key or --secret (docs/paper.md)")
 	paperBalances := fs.String("balances", "", "with --paper: the starting balances, ASSET=AMOUNT,… (default: sim's)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -154,6 +155,12 @@ func runExchangeKeys(ctx context.Context, args []string, getenv func(string) str
 		ps, err := exgate.ParsePermissions(*perms)
 		if err != nil {
 			return fmt.Errorf("exchange-keys add: --permissions: %w", err)
+		}
+		if !slices.Contains(ps, exgate.PermissionRead) {
+			// Every exchange key reads (docs/contract.md 2.4): say so
+			// rather than add it silently.
+			fmt.Fprintf(stderr, "exchange-keys add: every exchange key has read; its permissions are %s\n",
+				exgate.FormatPermissions(append([]exgate.Permission{exgate.PermissionRead}, ps...)))
 		}
 		if *paperBalances != "" && !*paperKey {
 			return errors.New("exchange-keys add: --balances goes with --paper")

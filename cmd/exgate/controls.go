@@ -136,7 +136,7 @@ func runAddresses(ctx context.Context, sub string, args []string, getenv func(st
 	network := fs.String("network", "", "the network, e.g. BTC, ETH, TRX")
 	address := fs.String("address", "", "the destination address, exactly as clients will send it")
 	tag := fs.String("tag", "", "the destination tag or memo, where the network has one")
-	hold := fs.Duration("hold", 0, "allow-address: the address becomes usable only after this long, e.g. 24h")
+	hold := fs.Duration("hold", exgate.DefaultAddressHold, "allow-address: the address becomes usable only after this long (0: at once)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -156,8 +156,8 @@ func runAddresses(ctx context.Context, sub string, args []string, getenv func(st
 			return fmt.Errorf("exchange-keys %s: --address and --tag must not contain spaces", sub)
 		}
 	}
-	if *hold < 0 || (*hold > 0 && sub != "allow-address") {
-		return fmt.Errorf("exchange-keys %s: --hold must be a positive duration, and only for allow-address", sub)
+	if *hold < 0 || (flagSet(fs, "hold") && sub != "allow-address") {
+		return fmt.Errorf("exchange-keys %s: --hold must be a duration of 0 or more, and only for allow-address", sub)
 	}
 	st, err := gateway.OpenStore(ctx, cfg)
 	if err != nil {

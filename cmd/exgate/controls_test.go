@@ -72,11 +72,13 @@ func TestControlCommands(t *testing.T) {
 	mustRun(t, env, "exchange-keys", "add", "--api-key", key.APIKey, "--name", "main", "--exchange", "gateio",
 		"--key", "EK", "--secret", exSecret, "--passphrase", exPassphrase, "--permissions", "read,withdraw")
 	addr := []string{"--api-key", key.APIKey, "--name", "main", "--asset", "xrp", "--network", "XRP", "--address", "rPEPPER7kfTD9w2To4CQk6UCfuHM9c6GDY"}
-	out = mustRun(t, env, append([]string{"exchange-keys", "allow-address", "--tag", "7", "--hold", "24h"}, addr...)...)
+	// Held 24 h by default (issue 23: a newly allowed address could be
+	// used at once); the command line may say --hold 0.
+	out = mustRun(t, env, append([]string{"exchange-keys", "allow-address", "--tag", "7"}, addr...)...)
 	if !strings.Contains(out, `"status":"held"`) || !strings.Contains(out, `"asset":"XRP"`) {
 		t.Fatalf("allow-address printed %s, want the held entry", out)
 	}
-	mustRun(t, env, append([]string{"exchange-keys", "allow-address"}, addr...)...)
+	mustRun(t, env, append([]string{"exchange-keys", "allow-address", "--hold", "0"}, addr...)...)
 	rows := jsonLines(t, mustRun(t, env, "exchange-keys", "list-addresses", "--api-key", key.APIKey, "--name", "main"))
 	if len(rows) != 2 || rows[0]["status"] != "allowed" || rows[1]["status"] != "held" || rows[1]["tag"] != "7" {
 		t.Fatalf("list-addresses = %v, want the untagged entry allowed, the tagged one held", rows)

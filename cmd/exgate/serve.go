@@ -87,11 +87,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	var cln net.Listener
 	var consoleHandler http.Handler
 	if cfg.ConsoleAddr != "" {
-		if consoleHandler, err = gateway.BuildConsole(cfg, st, g, m, log); err != nil {
-			ln.Close()
-			closeListener(mln)
-			return err
-		}
 		if cln, err = net.Listen("tcp", cfg.ConsoleAddr); err != nil {
 			ln.Close()
 			closeListener(mln)
@@ -102,6 +97,24 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			cln.Close()
 			closeListener(mln)
 			return fmt.Errorf("--console-addr %s is the API's address: the console is served apart from the API", cfg.ConsoleAddr)
+		}
+		// The console's own origin is its configured address (the one it
+		// listens on, when --console-url is unset), never a request's Host.
+		ccfg := *cfg
+		if ccfg.ConsoleURL == "" {
+			ccfg.ConsoleAddr = cln.Addr().String()
+			if ccfg.ConsoleURL, err = ccfg.ConsoleBaseURL(); err != nil {
+				ln.Close()
+				cln.Close()
+				closeListener(mln)
+				return err
+			}
+		}
+		if consoleHandler, err = gateway.BuildConsole(&ccfg, st, g, m, log); err != nil {
+			ln.Close()
+			cln.Close()
+			closeListener(mln)
+			return err
 		}
 	}
 	if demo {

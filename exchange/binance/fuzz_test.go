@@ -246,3 +246,33 @@ func FuzzScanBook(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseTransfers(f *testing.F) {
+	seed(f, "asset_transfer_history.json")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		page, err := parseTransfers(b)
+		if err != nil {
+			return
+		}
+		for _, tr := range page.rows {
+			if tr.Amount.IsNegative() || tr.ID == "" || tr.From == tr.To || !exgate.IsPlainDecimal(tr.Amount.String()) {
+				t.Errorf("bad transfer %+v from %s", tr, b)
+			}
+		}
+	})
+}
+
+func FuzzParseFundingAssets(f *testing.F) {
+	seed(f, "funding_asset.json")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		bals, err := parseFundingAssets(b)
+		if err != nil {
+			return
+		}
+		for _, bal := range bals {
+			if bal.Available.IsNegative() || bal.Locked.IsNegative() || bal.Asset == "" {
+				t.Errorf("bad balance %+v from %s", bal, b)
+			}
+		}
+	})
+}

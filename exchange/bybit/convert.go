@@ -181,16 +181,16 @@ var errorCodes = map[int]errorRule{
 	131096:               {code: exgate.CodeWithdrawalRejected},
 	131097:               {code: exgate.CodeWithdrawalRejected},
 	131203:               {code: exgate.CodeInvalidParameter},
-	131206:               {code: exgate.CodeInvalidParameter},
-	131208:               {code: exgate.CodeInvalidParameter},
+	131206:               {code: exgate.CodeTransferRejected},
+	131208:               {code: exgate.CodeTransferRejected},
 	131210:               {code: exgate.CodeInvalidParameter, param: "amount"},
 	131211:               {code: exgate.CodeInvalidParameter, param: "to"},
 	131212:               {code: exgate.CodeInsufficientFunds, param: "amount"},
 	131215:               {code: exgate.CodeInvalidParameter, param: "amount"},
 	131228:               {code: exgate.CodeInsufficientFunds},
-	131229:               {code: exgate.CodeInvalidParameter, param: "asset"},
-	131231:               {code: exgate.CodeInvalidParameter},
-	131232:               {code: exgate.CodeInvalidParameter},
+	131229:               {code: exgate.CodeTransferRejected},
+	131231:               {code: exgate.CodeTransferRejected},
+	131232:               {code: exgate.CodeTransferRejected},
 	codeTransferIDExists: {code: exgate.CodeInvalidParameter, param: "clientTransferId"},
 }
 
@@ -413,16 +413,6 @@ var klinePlans = map[exgate.Interval]klinePlan{
 	exgate.Interval3d:  {source: exgate.Interval1d},
 	exgate.Interval1w:  {native: "W", d: 7 * 24 * time.Hour, source: exgate.Interval1d},
 	exgate.Interval1M:  {native: "M", source: exgate.Interval1d},
-}
-
-// intervalOf reads a Bybit kline interval back (the stream's topics).
-func intervalOf(native string) (exgate.Interval, bool) {
-	for iv, p := range klinePlans {
-		if p.native == native {
-			return iv, true
-		}
-	}
-	return "", false
 }
 
 // Kline and book caps. Source:

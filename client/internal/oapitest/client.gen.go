@@ -1842,11 +1842,21 @@ type Order struct {
 	Asset1 string `json:"asset1"`
 	Asset2 string `json:"asset2"`
 
-	// AveragePrice quoteQuantity / executedQuantity.
+	// AveragePrice quoteQuantity / executedQuantity, rounded half away from zero
+	// to 15 significant digits, which a float64 holds exactly (a
+	// client reading the number as a double gets the very digits
+	// written); where the exchange reports its own average price
+	// (Kraken, Gate.io), that price. It is not exact: for the exact
+	// ratio divide `quoteQuantity` by `executedQuantity`, which are.
+	// Null until something is filled.
 	AveragePrice  *float64 `json:"averagePrice"`
 	ClientOrderId *string  `json:"clientOrderId,omitempty"`
 
-	// CloseAt Milliseconds since the Unix epoch.
+	// CloseAt When the order reached a final status (FILLED, CANCELED,
+	// REJECTED, EXPIRED). While the order is open (PENDING or
+	// PARTIALLY_FILLED, and TEST) it equals `openAt`, as the
+	// specification fixes for a pending order; the field is never
+	// null. Tell an open order by its `status`, not by `closeAt`.
 	CloseAt         Millis   `json:"closeAt"`
 	Exchange        Exchange `json:"exchange"`
 	ExchangeOrderId *string  `json:"exchangeOrderId,omitempty"`
@@ -1863,7 +1873,7 @@ type Order struct {
 	// Id The gateway's order id.
 	Id string `json:"id"`
 
-	// OpenAt Milliseconds since the Unix epoch.
+	// OpenAt When the order was placed.
 	OpenAt Millis `json:"openAt"`
 
 	// Paper True for an order of a paper exchange key (simulated on live market data, never sent to the exchange; docs/paper.md); absent otherwise.
@@ -3879,9 +3889,13 @@ type ClientInterface interface {
 	// RecentTransfers The account's transfers between its wallets.
 	//
 	// The exchange's own history of transfers between the two wallets,
-	// newest first, including transfers made outside the gateway (Binance:
-	// the last 7 days, ids are Binance's `tranId`, which takes no client
-	// id). An exchange with one wallet has none.
+	// newest first, including transfers made outside the gateway. A
+	// transfer the gateway sent carries the gateway's `id` and the
+	// client's `clientTransferId` where the exchange keeps a client id
+	// (`sim`, paper keys); Binance's history has none, so its entries
+	// carry Binance's `tranId` as `id` and `exchangeId` and an empty
+	// `clientTransferId` (the last 7 days). An exchange with one wallet
+	// has none.
 	//
 	// Corresponds with GET /v1/wallet/transfers (the `RecentTransfers` operationId).
 	RecentTransfers(ctx context.Context, params *RecentTransfersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4490,9 +4504,13 @@ func (c *Client) Transfer(ctx context.Context, params *TransferParams, body Tran
 // RecentTransfers The account's transfers between its wallets.
 //
 // The exchange's own history of transfers between the two wallets,
-// newest first, including transfers made outside the gateway (Binance:
-// the last 7 days, ids are Binance's `tranId`, which takes no client
-// id). An exchange with one wallet has none.
+// newest first, including transfers made outside the gateway. A
+// transfer the gateway sent carries the gateway's `id` and the
+// client's `clientTransferId` where the exchange keeps a client id
+// (`sim`, paper keys); Binance's history has none, so its entries
+// carry Binance's `tranId` as `id` and `exchangeId` and an empty
+// `clientTransferId` (the last 7 days). An exchange with one wallet
+// has none.
 //
 // Corresponds with GET /v1/wallet/transfers (the `RecentTransfers` operationId).
 func (c *Client) RecentTransfers(ctx context.Context, params *RecentTransfersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6858,9 +6876,13 @@ type ClientWithResponsesInterface interface {
 	// RecentTransfersWithResponse The account's transfers between its wallets.
 	//
 	// The exchange's own history of transfers between the two wallets,
-	// newest first, including transfers made outside the gateway (Binance:
-	// the last 7 days, ids are Binance's `tranId`, which takes no client
-	// id). An exchange with one wallet has none.
+	// newest first, including transfers made outside the gateway. A
+	// transfer the gateway sent carries the gateway's `id` and the
+	// client's `clientTransferId` where the exchange keeps a client id
+	// (`sim`, paper keys); Binance's history has none, so its entries
+	// carry Binance's `tranId` as `id` and `exchangeId` and an empty
+	// `clientTransferId` (the last 7 days). An exchange with one wallet
+	// has none.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7648,6 +7670,11 @@ type SymbolsResponse401Headers struct {
 	XRequestID *string
 }
 
+// SymbolsResponse403Headers the declared response headers of an HTTP 403 response for Symbols
+type SymbolsResponse403Headers struct {
+	XRequestID *string
+}
+
 // SymbolsResponse404Headers the declared response headers of an HTTP 404 response for Symbols
 type SymbolsResponse404Headers struct {
 	XRequestID *string
@@ -7700,6 +7727,8 @@ type SymbolsResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
@@ -7722,6 +7751,8 @@ type SymbolsResponse struct {
 	Headers400 *SymbolsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SymbolsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SymbolsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *SymbolsResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
@@ -7753,6 +7784,11 @@ func (r SymbolsResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r SymbolsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SymbolsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -8496,6 +8532,11 @@ type FillsResponse401Headers struct {
 	XRequestID *string
 }
 
+// FillsResponse403Headers the declared response headers of an HTTP 403 response for Fills
+type FillsResponse403Headers struct {
+	XRequestID *string
+}
+
 // FillsResponse404Headers the declared response headers of an HTTP 404 response for Fills
 type FillsResponse404Headers struct {
 	XRequestID *string
@@ -8548,6 +8589,8 @@ type FillsResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
@@ -8570,6 +8613,8 @@ type FillsResponse struct {
 	Headers400 *FillsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *FillsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *FillsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *FillsResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
@@ -8601,6 +8646,11 @@ func (r FillsResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r FillsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r FillsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -9195,6 +9245,11 @@ type OpenOrdersResponse401Headers struct {
 	XRequestID *string
 }
 
+// OpenOrdersResponse403Headers the declared response headers of an HTTP 403 response for OpenOrders
+type OpenOrdersResponse403Headers struct {
+	XRequestID *string
+}
+
 // OpenOrdersResponse404Headers the declared response headers of an HTTP 404 response for OpenOrders
 type OpenOrdersResponse404Headers struct {
 	XRequestID *string
@@ -9247,6 +9302,8 @@ type OpenOrdersResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
@@ -9269,6 +9326,8 @@ type OpenOrdersResponse struct {
 	Headers400 *OpenOrdersResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *OpenOrdersResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *OpenOrdersResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *OpenOrdersResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
@@ -9300,6 +9359,11 @@ func (r OpenOrdersResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r OpenOrdersResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OpenOrdersResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -9386,6 +9450,11 @@ type RecentOrdersResponse401Headers struct {
 	XRequestID *string
 }
 
+// RecentOrdersResponse403Headers the declared response headers of an HTTP 403 response for RecentOrders
+type RecentOrdersResponse403Headers struct {
+	XRequestID *string
+}
+
 // RecentOrdersResponse404Headers the declared response headers of an HTTP 404 response for RecentOrders
 type RecentOrdersResponse404Headers struct {
 	XRequestID *string
@@ -9438,6 +9507,8 @@ type RecentOrdersResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
@@ -9460,6 +9531,8 @@ type RecentOrdersResponse struct {
 	Headers400 *RecentOrdersResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RecentOrdersResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RecentOrdersResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RecentOrdersResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
@@ -9491,6 +9564,11 @@ func (r RecentOrdersResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r RecentOrdersResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RecentOrdersResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -10313,6 +10391,11 @@ type RecentWithdrawalsResponse401Headers struct {
 	XRequestID *string
 }
 
+// RecentWithdrawalsResponse403Headers the declared response headers of an HTTP 403 response for RecentWithdrawals
+type RecentWithdrawalsResponse403Headers struct {
+	XRequestID *string
+}
+
 // RecentWithdrawalsResponse404Headers the declared response headers of an HTTP 404 response for RecentWithdrawals
 type RecentWithdrawalsResponse404Headers struct {
 	XRequestID *string
@@ -10365,6 +10448,8 @@ type RecentWithdrawalsResponse struct {
 	ApplicationproblemJSON400 *BadRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
@@ -10387,6 +10472,8 @@ type RecentWithdrawalsResponse struct {
 	Headers400 *RecentWithdrawalsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RecentWithdrawalsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RecentWithdrawalsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RecentWithdrawalsResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
@@ -10418,6 +10505,11 @@ func (r RecentWithdrawalsResponse) GetApplicationproblemJSON400() *BadRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r RecentWithdrawalsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RecentWithdrawalsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
@@ -12074,9 +12166,13 @@ func (c *ClientWithResponses) TransferWithResponse(ctx context.Context, params *
 // RecentTransfersWithResponse The account's transfers between its wallets.
 //
 // The exchange's own history of transfers between the two wallets,
-// newest first, including transfers made outside the gateway (Binance:
-// the last 7 days, ids are Binance's `tranId`, which takes no client
-// id). An exchange with one wallet has none.
+// newest first, including transfers made outside the gateway. A
+// transfer the gateway sent carries the gateway's `id` and the
+// client's `clientTransferId` where the exchange keeps a client id
+// (`sim`, paper keys); Binance's history has none, so its entries
+// carry Binance's `tranId` as `id` and `exchangeId` and an empty
+// `clientTransferId` (the last 7 days). An exchange with one wallet
+// has none.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13026,6 +13122,13 @@ func ParseSymbolsResponse(rsp *http.Response) (*SymbolsResponse, error) {
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13115,6 +13218,16 @@ func ParseSymbolsResponse(rsp *http.Response) (*SymbolsResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SymbolsResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers SymbolsResponse404Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -14048,6 +14161,13 @@ func ParseFillsResponse(rsp *http.Response) (*FillsResponse, error) {
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14137,6 +14257,16 @@ func ParseFillsResponse(rsp *http.Response) (*FillsResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers FillsResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers FillsResponse404Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -14891,6 +15021,13 @@ func ParseOpenOrdersResponse(rsp *http.Response) (*OpenOrdersResponse, error) {
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14980,6 +15117,16 @@ func ParseOpenOrdersResponse(rsp *http.Response) (*OpenOrdersResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers OpenOrdersResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers OpenOrdersResponse404Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -15121,6 +15268,13 @@ func ParseRecentOrdersResponse(rsp *http.Response) (*RecentOrdersResponse, error
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15210,6 +15364,16 @@ func ParseRecentOrdersResponse(rsp *http.Response) (*RecentOrdersResponse, error
 			headers.XRequestID = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RecentOrdersResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers RecentOrdersResponse404Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -16240,6 +16404,13 @@ func ParseRecentWithdrawalsResponse(rsp *http.Response) (*RecentWithdrawalsRespo
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16329,6 +16500,16 @@ func ParseRecentWithdrawalsResponse(rsp *http.Response) (*RecentWithdrawalsRespo
 			headers.XRequestID = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RecentWithdrawalsResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers RecentWithdrawalsResponse404Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {

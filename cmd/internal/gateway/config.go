@@ -41,14 +41,17 @@ type Config struct {
 	// is its default.
 	ExchangeSettings map[string]exchange.Settings
 	RequireTimestamp bool
-	ClientRate       int
-	ClientBurst      int
-	PprofAddr        string
-	Coalesce         bool
-	RequestTimeout   time.Duration
-	MarketDataMaxAge time.Duration
-	LogFormat        string
-	TrustedProxies   string
+	// StreamConnectionsPerKey bounds the stream connections one client
+	// key holds open, across instances.
+	StreamConnectionsPerKey int
+	ClientRate              int
+	ClientBurst             int
+	PprofAddr               string
+	Coalesce                bool
+	RequestTimeout          time.Duration
+	MarketDataMaxAge        time.Duration
+	LogFormat               string
+	TrustedProxies          string
 	// MetricsAddr serves Prometheus metrics when set (never the API's
 	// address).
 	MetricsAddr string
@@ -136,6 +139,7 @@ func NewFlagSet(cmd string, getenv func(string) string, stderr io.Writer, server
 			}
 		}
 		fs.BoolVar(&c.RequireTimestamp, "require-timestamp", envBool("EXGATE_REQUIRE_TIMESTAMP", true), "refuse signed requests without a timestamp parameter; false lets GETs go without one, so a captured GET reads forever (env EXGATE_REQUIRE_TIMESTAMP)")
+		fs.IntVar(&c.StreamConnectionsPerKey, "stream-connections-per-key", envInt("EXGATE_STREAM_CONNECTIONS_PER_KEY", httpapi.DefaultStreamConnectionsPerKey), "stream connections one client key may hold open, across instances; one more handshake is 429 (env EXGATE_STREAM_CONNECTIONS_PER_KEY)")
 		fs.IntVar(&c.ClientRate, "client-rate-limit", envInt("EXGATE_CLIENT_RATE_LIMIT", 50), "requests per second allowed to each client key, 0 for none (env EXGATE_CLIENT_RATE_LIMIT)")
 		fs.IntVar(&c.ClientBurst, "client-burst", envInt("EXGATE_CLIENT_BURST", 100), "burst allowed to each client key (env EXGATE_CLIENT_BURST)")
 		fs.StringVar(&c.PprofAddr, "pprof-addr", env("EXGATE_PPROF_ADDR", ""), "serve net/http/pprof on this address; off when empty (env EXGATE_PPROF_ADDR)")
@@ -164,6 +168,9 @@ func (c *Config) Validate() error {
 		if k, err := base64.StdEncoding.DecodeString(c.MasterKey); err != nil || len(k) != 32 {
 			errs = append(errs, errors.New("EXGATE_MASTER_KEY must be the base64 encoding of 32 bytes (e.g. openssl rand -base64 32)"))
 		}
+	}
+	if c.StreamConnectionsPerKey < 0 {
+		errs = append(errs, errors.New("--stream-connections-per-key must not be negative"))
 	}
 	if c.ClientRate < 0 || c.ClientBurst < 0 {
 		errs = append(errs, errors.New("--client-rate-limit and --client-burst must not be negative"))

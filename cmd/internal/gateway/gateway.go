@@ -50,6 +50,12 @@ type State struct {
 		Claim(ctx context.Context, owner, key, route string, expiry time.Time, quota int) (bool, string, error)
 		Release(ctx context.Context, owner, key, route string) error
 	}
+	// slots counts each client key's open stream connections.
+	slots interface {
+		Acquire(ctx context.Context, key, id string, limit int, until time.Time) (bool, error)
+		Renew(ctx context.Context, key, id string, until time.Time) error
+		Release(ctx context.Context, key, id string) error
+	}
 	ping  func(ctx context.Context) error
 	close func() error
 	// replaySize is the replay guard's size where it is cheaply known
@@ -68,6 +74,7 @@ func OpenState(ctx context.Context, c *Config) (*State, error) {
 			limiter:    localstate.NewLimiter(nil),
 			shared:     exchange.Shared{Nonces: localstate.NewNonces()},
 			replay:     replay,
+			slots:      localstate.NewSlots(nil),
 			replaySize: replay.Len,
 			ping:       func(context.Context) error { return nil },
 			close:      func() error { return nil },
@@ -86,6 +93,7 @@ func OpenState(ctx context.Context, c *Config) (*State, error) {
 			Cache:  redis.NewCache(rc, prefix),
 		},
 		replay: redis.NewReplayGuard(rc, prefix),
+		slots:  redis.NewSlots(rc, prefix),
 		ping:   rc.Ping,
 		close:  rc.Close,
 	}, nil
@@ -259,8 +267,12 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 	// exchange, channel and pair however many clients listen.
 	// A key revoked or removed while a stream is open ends the stream at
 	// its next ping.
+	// Upstream connections open within each exchange's published
+	// connection limit, in the limiter instances share.
 	hub := stream.New(stream.Options{Exchanges: exchanges, Journal: jr, Logger: log,
-		Revalidate: func(ctx context.Context, cred exgate.Credential) error { return stillValid(ctx, st, cred) }})
+		Revalidate:   func(ctx context.Context, cred exgate.Credential) error { return stillValid(ctx, st, cred) },
+		Limiter:      state.limiter,
+		ConnectLimit: streamConnectLimit})
 	if m != nil {
 		m.Streams(hub)
 	}
@@ -309,19 +321,41 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 			{Name: "shared state (Redis)", Check: state.ping},
 			{Name: "master key", Check: func(ctx context.Context) error { return checkMasterKey(ctx, st) }},
 		},
-		Controls:       st,
-		Audit:          audit,
-		AuditMetrics:   auditMetrics,
-		TrustedProxies: trusted,
-		RouteLimits:    routeLimits,
-		Metrics:        observer,
-		OpenAPI:        api.Spec(),
-		Logger:         log,
-		Stream:         hub,
-		Risk:           eng,
-		RiskMetrics:    riskMetrics,
+		Controls:                st,
+		Audit:                   audit,
+		AuditMetrics:            auditMetrics,
+		TrustedProxies:          trusted,
+		RouteLimits:             routeLimits,
+		Metrics:                 observer,
+		OpenAPI:                 api.Spec(),
+		Logger:                  log,
+		Stream:                  hub,
+		StreamSlots:             state.slots,
+		StreamConnectionsPerKey: cfg.StreamConnectionsPerKey,
+		Risk:                    eng,
+		RiskMetrics:             riskMetrics,
 	})
 	return &Gateway{API: srv, Journal: jr, Adapters: list, Exchanges: exchanges, Hub: hub, Risk: eng, paper: watchers}, nil
+}
+
+// streamConnectLimits are the exchanges' published limits on new
+// WebSocket connections per IP address, which the stream hub's upstream
+// starts keep within (shared by the instances behind one address):
+// Binance 300 per 5 minutes (its WebSocket Streams documentation), Bybit
+// 500 per 5 minutes per domain (its WebSocket guide), OKX 3 attempts a
+// second (its WebSocket rate limits). Kraken and Gate.io publish no rate of
+// new connections; one a second is a conservative pace for them.
+var streamConnectLimits = map[string]exgate.RateLimit{
+	"binance": {Rate: 300, Period: 5 * time.Minute, Burst: 20},
+	"bybit":   {Rate: 500, Period: 5 * time.Minute, Burst: 20},
+	"okx":     {Rate: 3, Period: time.Second, Burst: 3},
+	"kraken":  {Rate: 1, Period: time.Second, Burst: 10},
+	"gateio":  {Rate: 1, Period: time.Second, Burst: 10},
+}
+
+func streamConnectLimit(exchange string) (exgate.RateLimit, bool) {
+	l, ok := streamConnectLimits[exchange]
+	return l, ok
 }
 
 // stillValid reports whether a stream's client key is active and its

@@ -487,6 +487,23 @@ func (s *Server) handleTransfer(c *call) (any, *apiError) {
 	return map[string]string{"transferId": t.id, "status": t.status}, nil
 }
 
+// TransfersOf returns how many transfers of the coin and amount the
+// account made.
+func (s *Server) TransfersOf(apiKey, coin, amount string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	want, _ := decimal.NewFromString(amount)
+	if a := s.accounts[apiKey]; a != nil {
+		for _, t := range a.transfers {
+			if t.coin == coin && t.amount.Equal(want) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // Transfers returns how many transfers the account made.
 func (s *Server) Transfers(apiKey string) int {
 	s.mu.Lock()

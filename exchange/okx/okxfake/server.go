@@ -414,36 +414,38 @@ type route struct {
 	handle func(s *Server, c *call) (any, *apiError)
 }
 
-var (
-	twoSec = 2 * time.Second
-	oneSec = time.Second
+// The windows of OKX's rate limits: the trading and market endpoints count
+// per 2 s, the funding account's per second.
+const (
+	windowTrading = 2 * time.Second
+	windowFunding = time.Second
 )
 
 // routes maps "METHOD /api/v5/..." to its route. Limits: OKX API v5
 // docs, each endpoint's "Rate Limit".
 var routes = map[string]*route{
-	"GET /api/v5/public/time":              {limit: 10, window: twoSec, handle: (*Server).handleTime},
-	"GET /api/v5/public/instruments":       {params: []string{"instType", "instId", "uly", "instFamily"}, limit: 20, window: twoSec, handle: (*Server).handleInstruments},
-	"GET /api/v5/market/candles":           {params: []string{"instId", "bar", "after", "before", "limit"}, limit: 40, window: twoSec, handle: (*Server).handleCandles},
-	"GET /api/v5/market/history-candles":   {params: []string{"instId", "bar", "after", "before", "limit"}, limit: 20, window: twoSec, handle: (*Server).handleHistoryCandles},
-	"GET /api/v5/market/books":             {params: []string{"instId", "sz"}, limit: 40, window: twoSec, handle: (*Server).handleBooks},
-	"GET /api/v5/account/config":           {private: true, limit: 5, window: twoSec, handle: (*Server).handleConfig},
-	"GET /api/v5/account/balance":          {private: true, params: []string{"ccy"}, limit: 10, window: twoSec, handle: (*Server).handleBalance},
-	"POST /api/v5/trade/order":             {private: true, limit: 60, window: twoSec, keyBy: "instId", handle: (*Server).handlePlaceOrder},
-	"POST /api/v5/trade/cancel-order":      {private: true, limit: 60, window: twoSec, keyBy: "instId", handle: (*Server).handleCancelOrder},
-	"GET /api/v5/trade/order":              {private: true, params: []string{"instId", "ordId", "clOrdId"}, limit: 60, window: twoSec, keyBy: "instId", handle: (*Server).handleGetOrder},
-	"GET /api/v5/trade/orders-pending":     {private: true, params: []string{"instType", "uly", "instFamily", "instId", "ordType", "state", "after", "before", "limit"}, limit: 60, window: twoSec, handle: (*Server).handleOrdersPending},
-	"GET /api/v5/trade/orders-history":     {private: true, params: []string{"instType", "uly", "instFamily", "instId", "ordType", "state", "category", "after", "before", "begin", "end", "limit"}, limit: 40, window: twoSec, handle: (*Server).handleOrdersHistory},
-	"GET /api/v5/trade/fills":              {private: true, params: []string{"instType", "uly", "instFamily", "instId", "ordId", "subType", "after", "before", "begin", "end", "limit"}, limit: 60, window: twoSec, handle: (*Server).handleFills},
-	"GET /api/v5/asset/currencies":         {private: true, params: []string{"ccy"}, limit: 6, window: oneSec, handle: (*Server).handleCurrencies},
-	"GET /api/v5/asset/balances":           {private: true, params: []string{"ccy"}, limit: 6, window: oneSec, handle: (*Server).handleFundingBalances},
-	"GET /api/v5/asset/deposit-address":    {private: true, params: []string{"ccy"}, limit: 6, window: oneSec, handle: (*Server).handleDepositAddress},
-	"GET /api/v5/asset/deposit-history":    {private: true, params: []string{"ccy", "depId", "fromWdId", "txId", "type", "state", "after", "before", "limit"}, limit: 6, window: oneSec, handle: (*Server).handleDeposits},
-	"POST /api/v5/asset/withdrawal":        {private: true, limit: 6, window: oneSec, handle: (*Server).handleWithdraw},
-	"GET /api/v5/asset/withdrawal-history": {private: true, params: []string{"ccy", "wdId", "clientId", "txId", "type", "state", "after", "before", "limit"}, limit: 6, window: oneSec, handle: (*Server).handleWithdrawals},
-	"POST /api/v5/asset/transfer":          {private: true, limit: 2, window: oneSec, keyBy: "ccy", handle: (*Server).handleTransfer},
-	"GET /api/v5/asset/transfer-state":     {private: true, params: []string{"transId", "clientId", "type"}, limit: 10, window: oneSec, handle: (*Server).handleTransferState},
-	"GET /api/v5/asset/bills":              {private: true, params: []string{"ccy", "type", "clientId", "after", "before", "limit"}, limit: 6, window: oneSec, handle: (*Server).handleBills},
+	"GET /api/v5/public/time":              {limit: 10, window: windowTrading, handle: (*Server).handleTime},
+	"GET /api/v5/public/instruments":       {params: []string{"instType", "instId", "uly", "instFamily"}, limit: 20, window: windowTrading, handle: (*Server).handleInstruments},
+	"GET /api/v5/market/candles":           {params: []string{"instId", "bar", "after", "before", "limit"}, limit: 40, window: windowTrading, handle: (*Server).handleCandles},
+	"GET /api/v5/market/history-candles":   {params: []string{"instId", "bar", "after", "before", "limit"}, limit: 20, window: windowTrading, handle: (*Server).handleHistoryCandles},
+	"GET /api/v5/market/books":             {params: []string{"instId", "sz"}, limit: 40, window: windowTrading, handle: (*Server).handleBooks},
+	"GET /api/v5/account/config":           {private: true, limit: 5, window: windowTrading, handle: (*Server).handleConfig},
+	"GET /api/v5/account/balance":          {private: true, params: []string{"ccy"}, limit: 10, window: windowTrading, handle: (*Server).handleBalance},
+	"POST /api/v5/trade/order":             {private: true, limit: 60, window: windowTrading, keyBy: "instId", handle: (*Server).handlePlaceOrder},
+	"POST /api/v5/trade/cancel-order":      {private: true, limit: 60, window: windowTrading, keyBy: "instId", handle: (*Server).handleCancelOrder},
+	"GET /api/v5/trade/order":              {private: true, params: []string{"instId", "ordId", "clOrdId"}, limit: 60, window: windowTrading, keyBy: "instId", handle: (*Server).handleGetOrder},
+	"GET /api/v5/trade/orders-pending":     {private: true, params: []string{"instType", "uly", "instFamily", "instId", "ordType", "state", "after", "before", "limit"}, limit: 60, window: windowTrading, handle: (*Server).handleOrdersPending},
+	"GET /api/v5/trade/orders-history":     {private: true, params: []string{"instType", "uly", "instFamily", "instId", "ordType", "state", "category", "after", "before", "begin", "end", "limit"}, limit: 40, window: windowTrading, handle: (*Server).handleOrdersHistory},
+	"GET /api/v5/trade/fills":              {private: true, params: []string{"instType", "uly", "instFamily", "instId", "ordId", "subType", "after", "before", "begin", "end", "limit"}, limit: 60, window: windowTrading, handle: (*Server).handleFills},
+	"GET /api/v5/asset/currencies":         {private: true, params: []string{"ccy"}, limit: 6, window: windowFunding, handle: (*Server).handleCurrencies},
+	"GET /api/v5/asset/balances":           {private: true, params: []string{"ccy"}, limit: 6, window: windowFunding, handle: (*Server).handleFundingBalances},
+	"GET /api/v5/asset/deposit-address":    {private: true, params: []string{"ccy"}, limit: 6, window: windowFunding, handle: (*Server).handleDepositAddress},
+	"GET /api/v5/asset/deposit-history":    {private: true, params: []string{"ccy", "depId", "fromWdId", "txId", "type", "state", "after", "before", "limit"}, limit: 6, window: windowFunding, handle: (*Server).handleDeposits},
+	"POST /api/v5/asset/withdrawal":        {private: true, limit: 6, window: windowFunding, handle: (*Server).handleWithdraw},
+	"GET /api/v5/asset/withdrawal-history": {private: true, params: []string{"ccy", "wdId", "clientId", "txId", "type", "state", "after", "before", "limit"}, limit: 6, window: windowFunding, handle: (*Server).handleWithdrawals},
+	"POST /api/v5/asset/transfer":          {private: true, limit: 2, window: windowFunding, keyBy: "ccy", handle: (*Server).handleTransfer},
+	"GET /api/v5/asset/transfer-state":     {private: true, params: []string{"transId", "clientId", "type"}, limit: 10, window: windowFunding, handle: (*Server).handleTransferState},
+	"GET /api/v5/asset/bills":              {private: true, params: []string{"ccy", "type", "clientId", "after", "before", "limit"}, limit: 6, window: windowFunding, handle: (*Server).handleBills},
 }
 
 // wsPrefix is the path of the WebSocket endpoints (ws.go).
