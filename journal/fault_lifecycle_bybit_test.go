@@ -24,8 +24,10 @@ func bybitVenue(t *testing.T) venue {
 		AddressBook: []bybitfake.BookAddress{{Coin: "USDT", Chain: "TRX", Address: addr}}}); err != nil {
 		t.Fatal(err)
 	}
-	ex := bybit.New(bybit.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{}, RetryBackoff: readBackoff})
+	fc := newFaultClient(t)
+	ex := bybit.New(bybit.Options{BaseURL: fake.URL, HTTPClient: fc.client(), Limiter: unlimited{}, RetryBackoff: readBackoff})
 	return venue{
+		idle:  func(t *testing.T) { fc.waitIdle(t, fake.Busy) },
 		name:  "bybit",
 		ex:    ex,
 		cred:  exgate.Credential{Exchange: bybit.Name, Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
@@ -36,7 +38,7 @@ func bybitVenue(t *testing.T) venue {
 		},
 		inject: func(f func(r *http.Request) fault) {
 			fake.SetFault(func(r *http.Request) bybitfake.Fault {
-				switch f(r) {
+				switch fc.faultOf(r) {
 				case faultSlow:
 					return bybitfake.Fault{Delay: slowDelay}
 				case faultSlowOK:
@@ -50,6 +52,7 @@ func bybitVenue(t *testing.T) venue {
 				}
 				return bybitfake.Fault{}
 			})
+			fc.set(f)
 		},
 		orders:  func(id string) int { return fake.OrdersByLinkID("k", id) },
 		withdrs: func(it exgate.Intent) int { return fake.WithdrawalsByRequestID("k", it.ID) },

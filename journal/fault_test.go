@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -57,11 +60,15 @@ func randomFault(r *rand.Rand) fault {
 	}
 }
 
-// Timing of the suite: the adapters give up after callTimeout. Each
-// answer held past it costs the suite callTimeout (the fake stops holding
-// a request when its client gives up), one after another on Kraken, whose
-// adapter sends a key's calls in turn; a loopback answer takes a few
-// milliseconds, so 75 ms still tells slow from fast.
+// Timing of the suite: a request given faultSlow gets the adapter's
+// deadline, callTimeout, and is held by the fake past it; every other
+// request has no deadline but the journal's, so only the faults make a
+// call time out, never a busy machine (a loaded CI runner made loopback
+// answers take longer than 75 ms, and reads the test expected to work
+// timed out). Each answer held past callTimeout costs the suite
+// callTimeout (the fake stops holding a request when its client gives
+// up, if it notices), one after another on Kraken, whose adapter sends a
+// key's calls in turn.
 const (
 	callTimeout = 75 * time.Millisecond
 	slowDelay   = 4 * callTimeout
@@ -70,6 +77,99 @@ const (
 	// sent again.
 	readBackoff = time.Millisecond
 )
+
+// faultHeader carries the fault chosen on the client's side
+// (faultClient) to the fake's hook (faultOf).
+const faultHeader = "X-Exgate-Test-Fault"
+
+// faultClient is the HTTP transport of the adapters in the fault tests.
+// It chooses each request's fault and tells the fake in faultHeader, and
+// gives the request the adapter's deadline (callTimeout) only when the
+// fault is faultSlow. It counts the slow requests it wrote (sent) so the
+// test can wait until the fake has received them all (arrived, counted
+// by faultOf's caller) and handled them (idle).
+type faultClient struct {
+	choose  atomic.Pointer[func(*http.Request) fault]
+	base    *http.Transport
+	sent    atomic.Int64
+	arrived atomic.Int64
+}
+
+func newFaultClient(t *testing.T) *faultClient {
+	c := &faultClient{base: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(c.base.CloseIdleConnections)
+	return c
+}
+
+// client is the adapter's *http.Client. Its Timeout only keeps a hung
+// test from waiting for ever; the journal's CallTimeout comes first.
+func (c *faultClient) client() *http.Client { return &http.Client{Transport: c, Timeout: time.Minute} }
+
+// set makes choose decide the fault of every request from now on.
+func (c *faultClient) set(choose func(*http.Request) fault) { c.choose.Store(&choose) }
+
+func (c *faultClient) RoundTrip(r *http.Request) (*http.Response, error) {
+	f := faultNone
+	if choose := c.choose.Load(); choose != nil {
+		f = (*choose)(r)
+	}
+	ctx := r.Context()
+	if f != faultSlow {
+		r = r.Clone(ctx)
+		r.Header.Set(faultHeader, strconv.Itoa(int(f)))
+		return c.base.RoundTrip(r)
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { c.sent.Add(1) }})
+	r = r.Clone(ctx)
+	r.Header.Set(faultHeader, strconv.Itoa(int(f)))
+	resp, err := c.base.RoundTrip(r)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
+	return resp, nil
+}
+
+// faultOf is the fault the client chose for r, counting r's arrival when
+// it is slow.
+func (c *faultClient) faultOf(r *http.Request) fault {
+	n, _ := strconv.Atoi(r.Header.Get(faultHeader))
+	if fault(n) == faultSlow {
+		c.arrived.Add(1)
+	}
+	return fault(n)
+}
+
+// waitIdle waits, after the faults stopped and every client call
+// returned, until the fake has received every slow request that was
+// written and handled them all: a request held past its client's
+// deadline may still be processed, as an exchange would, and reconciling
+// before it lands would record as never placed an intent the exchange is
+// about to hold. A request written but never received (its connection
+// closed first) cannot land; after a minute the test goes on.
+func (c *faultClient) waitIdle(t *testing.T, busy func() int) {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); c.arrived.Load() < c.sent.Load() || busy() > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Logf("the fake received %d of %d slow requests and handles %d after a minute; going on", c.arrived.Load(), c.sent.Load(), busy())
+			return
+		}
+	}
+}
+
+// cancelOnClose ends a request's context when its answer is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
 
 // venue is one exchange's fake with an adapter pointed at it.
 type venue struct {
@@ -82,6 +182,9 @@ type venue struct {
 	// of wd (Kraken's withdrawals are told apart by amount).
 	wdFor  func(i int) exgate.WithdrawalRequest
 	inject func(f func(r *http.Request) fault)
+	// idle waits until the fake has received and handled every request
+	// sent to it (faultClient.waitIdle).
+	idle func(t *testing.T)
 	// settle, when set, makes the fake finish what is still in progress
 	// (Kraken's fake keeps withdrawals pending until told).
 	settle  func()
@@ -109,9 +212,11 @@ func binanceVenue(t *testing.T) venue {
 	// A read the fake failed is retried after readBackoff, not the
 	// adapter's 200 ms and 400 ms: backoff has its own tests in
 	// exchange/internal/rest, and here it only made the suite wait.
-	ex := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{},
+	fc := newFaultClient(t)
+	ex := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fc.client(), Limiter: unlimited{},
 		RetryBackoff: readBackoff})
 	return venue{
+		idle:  func(t *testing.T) { fc.waitIdle(t, fake.Busy) },
 		name:  "binance",
 		ex:    ex,
 		cred:  exgate.Credential{Exchange: "binance", Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
@@ -119,7 +224,7 @@ func binanceVenue(t *testing.T) venue {
 		wd:    exgate.WithdrawalRequest{Asset: "USDT", Network: "TRX", Address: "TN3W4H6rK2ce4vX9YnFQHwKENnHjoxb3m9", Amount: decimal.RequireFromString("25")},
 		inject: func(f func(r *http.Request) fault) {
 			fake.SetFault(func(r *http.Request) binancefake.Fault {
-				switch f(r) {
+				switch fc.faultOf(r) {
 				case faultSlow:
 					return binancefake.Fault{Delay: slowDelay}
 				case faultSlowOK:
@@ -133,6 +238,7 @@ func binanceVenue(t *testing.T) venue {
 				}
 				return binancefake.Fault{}
 			})
+			fc.set(f)
 		},
 		orders:  fake.OrdersWithClientID,
 		withdrs: func(it exgate.Intent) int { return fake.WithdrawalsWithClientID(it.ID) },
@@ -157,9 +263,11 @@ func krakenVenue(t *testing.T) venue {
 	}
 	// Kraken's call counter would pace this test to one call a second;
 	// pacing has its own tests, so it is lifted here.
-	ex := kraken.New(kraken.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{},
+	fc := newFaultClient(t)
+	ex := kraken.New(kraken.Options{BaseURL: fake.URL, HTTPClient: fc.client(), Limiter: unlimited{},
 		Nonces: localstate.NewNonces(), RetryDelay: readBackoff, Tier: kraken.TierPro})
 	return venue{
+		idle:  func(t *testing.T) { fc.waitIdle(t, fake.Busy) },
 		name:  "kraken",
 		ex:    ex,
 		cred:  exgate.Credential{Exchange: "kraken", Key: "k", Secret: secret, Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
@@ -167,7 +275,7 @@ func krakenVenue(t *testing.T) venue {
 		wd:    exgate.WithdrawalRequest{Asset: "BTC", Network: "BTC", Address: addr, Amount: decimal.RequireFromString("0.01")},
 		inject: func(f func(r *http.Request) fault) {
 			fake.SetFault(func(r *http.Request) krakenfake.Fault {
-				switch f(r) {
+				switch fc.faultOf(r) {
 				case faultSlow:
 					return krakenfake.Fault{Delay: slowDelay}
 				case faultSlowOK:
@@ -181,6 +289,7 @@ func krakenVenue(t *testing.T) venue {
 				}
 				return krakenfake.Fault{}
 			})
+			fc.set(f)
 		},
 		orders: func(id string) int { return fake.OrdersByClientID("k", id) },
 		// Kraken has no client withdrawal id: the adapter finds a
@@ -214,9 +323,11 @@ func gateioVenue(t *testing.T) venue {
 	if err := fake.AddAccount(gateiofake.Account{APIKey: "k", Secret: "s", Balances: map[string]string{"USDT": "10000000", "BTC": "1000"}}); err != nil {
 		t.Fatal(err)
 	}
-	ex := gateio.New(gateio.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{},
+	fc := newFaultClient(t)
+	ex := gateio.New(gateio.Options{BaseURL: fake.URL, HTTPClient: fc.client(), Limiter: unlimited{},
 		RetryBackoff: readBackoff})
 	return venue{
+		idle:  func(t *testing.T) { fc.waitIdle(t, fake.Busy) },
 		name:  "gateio",
 		ex:    ex,
 		cred:  exgate.Credential{Exchange: "gateio", Key: "k", Secret: "s", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
@@ -224,7 +335,7 @@ func gateioVenue(t *testing.T) venue {
 		wd:    exgate.WithdrawalRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: decimal.RequireFromString("100")},
 		inject: func(f func(r *http.Request) fault) {
 			fake.SetFault(func(r *http.Request) gateiofake.Fault {
-				switch f(r) {
+				switch fc.faultOf(r) {
 				case faultSlow:
 					return gateiofake.Fault{Delay: slowDelay}
 				case faultSlowOK:
@@ -238,6 +349,7 @@ func gateioVenue(t *testing.T) venue {
 				}
 				return gateiofake.Fault{}
 			})
+			fc.set(f)
 		},
 		orders:  func(id string) int { return fake.OrdersByText("k", "t-"+id) },
 		withdrs: func(it exgate.Intent) int { return fake.Withdrawals("k", it.ID) },
@@ -353,13 +465,12 @@ func runFaults(t *testing.T, v venue, kind exgate.IntentKind) {
 	}
 	wg.Wait()
 	v.inject(func(*http.Request) fault { return faultNone })
-	// A slow request may still be sleeping in the fake, to be processed
+	// A slow request may still be held by the fake, to be processed
 	// after its client gave up, as an exchange would. Shifting the clock
 	// past the grace period before it lands would record as never placed
 	// an intent the fake is about to hold (a real 2-minute grace covers
-	// it). Every request started before the attempts ended, so after
-	// slowDelay and a margin for the processing, none is left.
-	time.Sleep(2 * slowDelay)
+	// it), so the test waits until the fake has handled every one.
+	v.idle(t)
 	if v.settle != nil {
 		v.settle()
 	}
@@ -457,8 +568,10 @@ func okxVenue(t *testing.T) venue {
 		Balances: map[string]string{"USDT": "10000000", "BTC": "1000"}, Funding: map[string]string{"USDT": "10000000"}}); err != nil {
 		t.Fatal(err)
 	}
-	ex := okx.New(okx.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{}})
+	fc := newFaultClient(t)
+	ex := okx.New(okx.Options{BaseURL: fake.URL, HTTPClient: fc.client(), Limiter: unlimited{}})
 	return venue{
+		idle:  func(t *testing.T) { fc.waitIdle(t, fake.Busy) },
 		name:  "okx",
 		ex:    ex,
 		cred:  exgate.Credential{Exchange: okx.Name, Key: "k", Secret: "s", Passphrase: "p", Permissions: []exgate.Permission{exgate.PermissionTrade, exgate.PermissionWithdraw}},
@@ -466,7 +579,7 @@ func okxVenue(t *testing.T) venue {
 		wd:    exgate.WithdrawalRequest{Asset: "USDT", Network: "TRX", Address: "TXkZ5Ff4qgSBVRrfBMfxcDxUrW5g1mDtKf", Amount: decimal.RequireFromString("100")},
 		inject: func(f func(r *http.Request) fault) {
 			fake.SetFault(func(r *http.Request) okxfake.Fault {
-				switch f(r) {
+				switch fc.faultOf(r) {
 				case faultSlow:
 					return okxfake.Fault{Delay: slowDelay}
 				case faultSlowOK:
@@ -480,6 +593,7 @@ func okxVenue(t *testing.T) venue {
 				}
 				return okxfake.Fault{}
 			})
+			fc.set(f)
 		},
 		orders:  func(id string) int { return fake.OrdersByClOrdID("k", id) },
 		withdrs: func(it exgate.Intent) int { return fake.Withdrawals("k", it.ID) },

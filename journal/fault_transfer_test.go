@@ -43,7 +43,8 @@ func TestTransferFaultInjection(t *testing.T) {
 	t.Cleanup(fake.Close)
 	fake.AddAccount(binancefake.Account{APIKey: "k", Secret: "s",
 		Balances: map[string]string{"BTC": "1000"}, Funding: map[string]string{"BTC": "1000"}})
-	ex := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: &http.Client{Timeout: callTimeout}, Limiter: unlimited{}})
+	fc := newFaultClient(t)
+	ex := binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fc.client(), Limiter: unlimited{}})
 
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{1}, 32))
 	if err != nil {
@@ -65,13 +66,7 @@ func TestTransferFaultInjection(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 28))
 	var rngMu sync.Mutex
 	fake.SetFault(func(r *http.Request) binancefake.Fault {
-		rngMu.Lock()
-		defer rngMu.Unlock()
-		submit := r.Method == http.MethodPost && r.URL.Path == "/sapi/v1/asset/transfer"
-		if !submit && rng.IntN(4) != 0 {
-			return binancefake.Fault{}
-		}
-		switch randomFault(rng) {
+		switch fc.faultOf(r) {
 		case faultSlow:
 			return binancefake.Fault{Delay: slowDelay}
 		case faultSlowOK:
@@ -84,6 +79,15 @@ func TestTransferFaultInjection(t *testing.T) {
 			return binancefake.Fault{DropAfter: true}
 		}
 		return binancefake.Fault{}
+	})
+	fc.set(func(r *http.Request) fault {
+		rngMu.Lock()
+		defer rngMu.Unlock()
+		submit := r.Method == http.MethodPost && r.URL.Path == "/sapi/v1/asset/transfer"
+		if !submit && rng.IntN(4) != 0 {
+			return faultNone
+		}
+		return randomFault(rng)
 	})
 
 	attempts, distinct := 300, 120
@@ -120,9 +124,9 @@ func TestTransferFaultInjection(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	fake.SetFault(nil)
-	// A slow request may still be sleeping in the fake (see runFaults).
-	time.Sleep(2 * slowDelay)
+	fc.set(func(*http.Request) fault { return faultNone })
+	// A slow request may still be held by the fake (see runFaults).
+	fc.waitIdle(t, fake.Busy)
 
 	clk.Add(2 * time.Minute)
 	left := -1

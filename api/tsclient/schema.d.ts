@@ -479,7 +479,12 @@ export interface paths {
          *     handshake: a GET with `timestamp` (required here) and no other
          *     parameters, with the two headers or, for clients that cannot set
          *     headers, `apiKey` and `exchangeKey` as signed query parameters.
-         *     A refused handshake is answered with a problem before the upgrade.
+         *     A refused handshake is answered with a problem before the upgrade;
+         *     a client key holding its most stream connections open (20 by
+         *     default, across instances) gets 429 `RATE_LIMITED`. A connection
+         *     sends at most 5 frames a second (bursts of 20): one over is
+         *     answered with a `RATE_LIMITED` StreamError and ignored, 100 in a
+         *     row close it with 1008.
          *
          *     Frames are JSON text. The client sends `StreamRequest`s; each is
          *     answered with a `StreamAck` (`subscribed`, `unsubscribed`) or a
@@ -1422,7 +1427,7 @@ export interface components {
     parameters: {
         /** @description Hex HMAC-SHA256 of the parameter string (see the document's description). */
         Signature: components["schemas"]["Signature"];
-        /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+        /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
         Timestamp: number;
         /** @description Milliseconds since the Unix epoch; required on the stream handshake. */
         StreamTimestamp: number;
@@ -1544,7 +1549,7 @@ export interface operations {
                 id?: components["parameters"]["OrderID"];
                 /** @description The client order id the order was placed with; give this or `id`. */
                 clientOrderId?: components["parameters"]["ClientOrderIDQuery"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -1596,7 +1601,7 @@ export interface operations {
                 interval?: components["parameters"]["Interval"];
                 /** @description Klines returned, or levels per side of the order book. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -1646,7 +1651,7 @@ export interface operations {
                 asset2: components["parameters"]["Asset2"];
                 /** @description Klines returned, or levels per side of the order book. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -1686,7 +1691,7 @@ export interface operations {
             query: {
                 /** @description The wallet whose balances to read; `spot` (the trading wallet) when absent. */
                 wallet?: components["parameters"]["Wallet"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -1728,7 +1733,7 @@ export interface operations {
                 asset?: components["parameters"]["AssetFilter"];
                 /** @description Only records in this state (matched case-insensitively). */
                 status?: components["parameters"]["StatusFilter"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -1772,7 +1777,7 @@ export interface operations {
                 network: components["parameters"]["Network"];
                 /** @description An amount, accepted for compatibility and validated (> 0); no exchange needs it for an address. */
                 amount?: components["parameters"]["DepositAmount"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -1860,7 +1865,7 @@ export interface operations {
                 id?: components["parameters"]["WithdrawalID"];
                 /** @description The client withdrawal id the withdrawal was submitted with; give this or `id`. */
                 clientWithdrawalId?: components["parameters"]["ClientWithdrawalIDQuery"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -1902,7 +1907,7 @@ export interface operations {
                 id?: components["parameters"]["TransferID"];
                 /** @description The client transfer id the transfer was submitted with (the gateway's id when none was given); give this or `id`. */
                 clientTransferId?: components["parameters"]["ClientTransferIDQuery"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -2003,7 +2008,7 @@ export interface operations {
             query: {
                 /** @description Only this asset. */
                 asset?: components["parameters"]["AssetFilter"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -2167,7 +2172,7 @@ export interface operations {
                 asset1?: components["parameters"]["OptionalAsset1"];
                 /** @description The quote asset of the pair, any case; give it with asset1. */
                 asset2?: components["parameters"]["OptionalAsset2"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -2218,7 +2223,7 @@ export interface operations {
                 asset2: components["parameters"]["Asset2"];
                 /** @description Records returned. */
                 limit?: components["parameters"]["RecentLimit"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -2269,7 +2274,7 @@ export interface operations {
                 asset2: components["parameters"]["Asset2"];
                 /** @description Records returned. */
                 limit?: components["parameters"]["RecentLimit"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -2312,7 +2317,7 @@ export interface operations {
                 asset?: components["parameters"]["AssetFilter"];
                 /** @description Only records in this state (matched case-insensitively). */
                 status?: components["parameters"]["StatusFilter"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -2355,7 +2360,7 @@ export interface operations {
                 asset1?: components["parameters"]["OptionalAsset1"];
                 /** @description The quote asset of the pair, any case; give it with asset1. */
                 asset2?: components["parameters"]["OptionalAsset2"];
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];
@@ -2394,7 +2399,7 @@ export interface operations {
     accountRisk: {
         parameters: {
             query: {
-                /** @description Milliseconds since the Unix epoch; enables the replay window. Optional on GETs unless the gateway runs with `--require-timestamp`. */
+                /** @description Milliseconds since the Unix epoch; the replay window. Required on every request unless the key signs the legacy way, or, on GETs, the gateway runs with `--require-timestamp=false`. */
                 timestamp?: components["parameters"]["Timestamp"];
                 /** @description Milliseconds after `timestamp` during which the request is accepted; needs `timestamp`. */
                 recvWindow?: components["parameters"]["RecvWindow"];

@@ -37,10 +37,11 @@ import (
 // order, its intent's, which carries the previous order's outcome.
 //
 // Without savepoints (PostgreSQL, where each statement is a round trip to
-// the server), every work must be one statement that writes nothing when
-// it fails cleanly (clean: a conflict or a missing row, which leave the
-// transaction usable); any other failure rolls the batch back and each of
-// its works is run again alone, in a transaction of its own.
+// the server), a work that fails cleanly (clean: a conflict or a missing
+// row) must have written nothing and left the transaction usable, as a
+// single INSERT ... ON CONFLICT DO NOTHING or UPDATE that matched nothing
+// does; any other failure rolls the batch back and each of its works is
+// run again alone, in a transaction of its own.
 type groupCommit struct {
 	db *sql.DB
 	// savepoints runs each work in a savepoint of its own (SQLite);

@@ -150,7 +150,7 @@ func New(opts Options) *Server {
 	s.exchangeInfo = s.encodeExchangeInfo()
 	s.coinConfig = encodeCoinConfig()
 	s.routes = s.newRoutes()
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewServer(s.faults.Track(http.HandlerFunc(s.serve)))
 	s.URL = s.srv.URL
 	return s
 }
@@ -186,6 +186,11 @@ func (s *Server) serverTime() time.Time {
 func (s *Server) Requests(path string) int {
 	return s.faults.Requests(path)
 }
+
+// Busy returns how many requests the fake is handling now, a WebSocket
+// connection while it is open: a request its client gave up on may still
+// be held by a fault's Delay, to be processed after.
+func (s *Server) Busy() int { return s.faults.Busy() }
 
 // LastParams returns the parameters (query and body, signature included)
 // of the last request to method and path that passed authentication, or

@@ -218,7 +218,7 @@ func New(opts Options) *Server {
 	}
 	s.ws = fakews.New(s.servePublicWS)
 	s.wsPriv = fakews.New(s.servePrivateWS)
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewServer(s.faults.Track(http.HandlerFunc(s.serve)))
 	s.URL = s.srv.URL
 	return s
 }
@@ -291,6 +291,11 @@ func (s *Server) serverTime() time.Time {
 
 // Requests returns how many requests reached path, faults included.
 func (s *Server) Requests(path string) int { return s.faults.Requests(path) }
+
+// Busy returns how many requests the fake is handling now, a WebSocket
+// connection while it is open: a request its client gave up on may still
+// be held by a fault's Delay, to be processed after.
+func (s *Server) Busy() int { return s.faults.Busy() }
 
 // ResetCounters forgets the request counts.
 func (s *Server) ResetCounters() { s.faults.ResetCounters() }

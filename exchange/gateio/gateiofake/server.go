@@ -183,7 +183,7 @@ func New(opts Options) *Server {
 		s.books[p.ID] = generateBook(p)
 	}
 	s.ws = fakews.New(s.serveWS)
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewServer(s.faults.Track(http.HandlerFunc(s.serve)))
 	s.URL = s.srv.URL
 	return s
 }
@@ -253,6 +253,11 @@ func (s *Server) serverTime() time.Time {
 func (s *Server) Requests(path string) int {
 	return s.faults.Requests(path)
 }
+
+// Busy returns how many requests the fake is handling now, a WebSocket
+// connection while it is open: a request its client gave up on may still
+// be held by a fault's Delay, to be processed after.
+func (s *Server) Busy() int { return s.faults.Busy() }
 
 // ResetCounters forgets the request counts.
 func (s *Server) ResetCounters() {

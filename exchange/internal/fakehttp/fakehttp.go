@@ -39,7 +39,24 @@ type Faults struct {
 	hook     atomic.Pointer[func(*http.Request) Fault]
 	mu       sync.Mutex
 	requests map[string]int
+	busy     atomic.Int64
 }
+
+// Track wraps a fake's handler so that Busy counts the requests it is
+// handling.
+func (f *Faults) Track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.busy.Add(1)
+		defer f.busy.Add(-1)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Busy returns how many requests the handler wrapped by Track is handling
+// now, a WebSocket connection while it is open: a test waits for none
+// before it reads what the fake holds, as a request the client gave up on
+// may still be held (Fault.Delay) and processed after.
+func (f *Faults) Busy() int { return int(f.busy.Load()) }
 
 // SetHook installs the hook consulted for every request (nil removes it).
 func (f *Faults) SetHook(hook func(*http.Request) Fault) {

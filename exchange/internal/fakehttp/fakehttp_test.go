@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync/atomic"
 	"testing"
 )
@@ -75,5 +76,41 @@ func TestFaults(t *testing.T) {
 	f.ResetCounters()
 	if n := f.Requests("/faulty"); n != 0 {
 		t.Errorf("after ResetCounters: %d", n)
+	}
+}
+
+// TestBusy: a request is counted while its handler runs, even after its
+// client gave up on it, and no longer once the handler returned.
+func TestBusy(t *testing.T) {
+	var f Faults
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(f.Track(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-release
+	})))
+	defer srv.Close()
+	if n := f.Busy(); n != 0 {
+		t.Fatalf("Busy before any request: %d", n)
+	}
+	failed := make(chan error, 1)
+	go func() {
+		resp, err := srv.Client().Get(srv.URL + "/held")
+		if err == nil {
+			resp.Body.Close()
+		}
+		failed <- err
+	}()
+	<-entered
+	if n := f.Busy(); n != 1 {
+		t.Fatalf("Busy while the handler runs: %d, want 1", n)
+	}
+	srv.CloseClientConnections()
+	<-failed
+	if n := f.Busy(); n != 1 {
+		t.Fatalf("Busy after the client went away, the handler still running: %d, want 1", n)
+	}
+	close(release)
+	for f.Busy() != 0 {
+		runtime.Gosched()
 	}
 }

@@ -188,7 +188,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("POST /0/private/{method}", s.private)
 	mux.Handle("GET "+opts.WSPath, s.pubWS)
 	mux.Handle("GET "+opts.WSAuthPath, s.authWS)
-	s.srv = httptest.NewServer(s.withFaults(mux))
+	s.srv = httptest.NewServer(s.faults.Track(s.withFaults(mux)))
 	s.URL = s.srv.URL
 	s.WSURL = "ws" + strings.TrimPrefix(s.URL, "http") + opts.WSPath
 	s.WSAuthURL = "ws" + strings.TrimPrefix(s.URL, "http") + opts.WSAuthPath
@@ -260,6 +260,11 @@ func (s *Server) SetFault(f func(*http.Request) Fault) {
 func (s *Server) Requests(path string) int {
 	return s.faults.Requests(path)
 }
+
+// Busy returns how many requests the fake is handling now, a WebSocket
+// connection while it is open: a request its client gave up on may still
+// be held by a fault's Delay, to be processed after.
+func (s *Server) Busy() int { return s.faults.Busy() }
 
 // Refused returns how many private calls were answered with the Kraken
 // error msg (e.g. "EAPI:Invalid nonce").
