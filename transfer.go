@@ -150,6 +150,17 @@ func Ability[T any](ex Exchange) (T, bool) {
 	return zero, false
 }
 
+// TransferChecker is an optional ability (found with Ability) of an
+// exchange that can tell without calling anyone that a transfer's
+// parameters are malformed (an asset it does not list, more decimals than
+// the asset has). The journal asks it before it records a transfer, so
+// that bad input is refused before anything is recorded. It returns
+// INVALID_PARAMETER naming the parameter, or nil; the funds are Transfer's
+// to check.
+type TransferChecker interface {
+	CheckTransferRequest(ctx context.Context, cred Credential, req TransferRequest) error
+}
+
 // CheckTransfer checks what every exchange requires of a transfer before
 // anything is sent: an asset, a positive amount, two known and different
 // wallets. The errors name the parameter (docs/contract.md 2.10).

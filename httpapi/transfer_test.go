@@ -126,6 +126,15 @@ func TestTransferRefusalsOnSim(t *testing.T) {
 	if spot, funding := walletBalances(t, g, "spot"), walletBalances(t, g, "funding"); spot["BTC"] != "10" || len(funding) != 0 {
 		t.Fatalf("after refusals: spot %v funding %v", spot, funding)
 	}
+	// Bad input is refused before anything is journaled; only the
+	// transfer the ledger refused (more than the wallet holds) is.
+	cred, err := g.store.Credential(t.Context(), g.apiKey, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if its, err := g.store.RecentIntents(t.Context(), cred.ID, exgate.IntentTransfer, 0); err != nil || len(its) != 1 {
+		t.Errorf("journaled transfers after the refusals: %d (%v), want 1", len(its), err)
+	}
 	wantProblem(t, g.do(request{path: "/v1/wallet/account-balance", query: "wallet=margin"}), 400, "INVALID_PARAMETER", "wallet")
 	wantProblem(t, g.do(request{path: "/v1/wallet/transfer", query: "id=x&clientTransferId=y"}), 400, "INVALID_PARAMETER", "")
 	wantProblem(t, g.do(request{method: "GET", path: "/v1/wallet/transfers", query: "asset=BTC&limit=5"}), 400, "INVALID_PARAMETER", "limit")

@@ -59,7 +59,21 @@ var transferKind = kind[exgate.TransferRequest, exgate.Transfer]{
 		t.ID, t.ClientTransferID = id, ref
 		return t
 	},
-	final:   func(t exgate.Transfer) bool { return t.Status.Final() },
+	final: func(t exgate.Transfer) bool { return t.Status.Final() },
+	// Malformed input and a one-wallet account are refused before
+	// anything is recorded.
+	check: func(ctx context.Context, ex exgate.Exchange, cred exgate.Credential, r exgate.TransferRequest) error {
+		if err := exgate.CheckTransfer(r); err != nil {
+			return err
+		}
+		if _, ok := exgate.TransfersFor(ex, cred); !ok {
+			return exgate.OneWalletTransfer(ex.Name(), r)
+		}
+		if c, ok := exgate.Ability[exgate.TransferChecker](ex); ok {
+			return c.CheckTransferRequest(ctx, cred, r)
+		}
+		return nil
+	},
 	idAsRef: true,
 	exclusive: func(cred exgate.Credential, r exgate.TransferRequest) string {
 		return fmt.Sprintf("transfer/%d/%s/%s", cred.ID, r.Asset, r.Amount.String())

@@ -54,22 +54,36 @@ func (e *Exchange) WalletBalances(ctx context.Context, cred exgate.Credential, w
 	return out, nil
 }
 
+var _ exgate.TransferChecker = (*Exchange)(nil)
+
+// CheckTransferRequest refuses, without touching the ledger, a transfer
+// Transfer would refuse for its input: exgate.CheckTransfer's rules, an
+// asset sim does not list, an amount finer than the asset's precision.
+func (e *Exchange) CheckTransferRequest(ctx context.Context, cred exgate.Credential, req exgate.TransferRequest) error {
+	if err := exgate.CheckTransfer(req); err != nil {
+		return err
+	}
+	a, ok := e.assets[req.Asset]
+	switch {
+	case !ok:
+		return exgate.ParamError("asset", "%s is not an asset of sim (%s)", req.Asset, e.assetList())
+	case !req.Amount.Equal(req.Amount.RoundDown(a.Precision)):
+		return exgate.ParamError("amount", "%s amounts have at most %d decimals, not %s", a.Code, a.Precision, req.Amount)
+	}
+	return nil
+}
+
 // Transfer moves req.Amount of req.Asset from req.From to req.To, under
 // req.ClientTransferID: INVALID_PARAMETER for an unknown asset or an
 // amount finer than the asset's precision, INSUFFICIENT_FUNDS (naming
 // amount) when the wallet holds less, TRANSFER_REJECTED when the id was
 // used already.
 func (e *Exchange) Transfer(ctx context.Context, cred exgate.Credential, req exgate.TransferRequest) (exgate.Transfer, error) {
-	if err := exgate.CheckTransfer(req); err != nil {
+	if err := e.CheckTransferRequest(ctx, cred, req); err != nil {
 		return exgate.Transfer{}, err
 	}
-	a, ok := e.assets[req.Asset]
-	switch {
-	case !ok:
-		return exgate.Transfer{}, exgate.ParamError("asset", "%s is not an asset of sim (%s)", req.Asset, e.assetList())
-	case !req.Amount.Equal(req.Amount.RoundDown(a.Precision)):
-		return exgate.Transfer{}, exgate.ParamError("amount", "%s amounts have at most %d decimals, not %s", a.Code, a.Precision, req.Amount)
-	case req.ClientTransferID == "":
+	a := e.assets[req.Asset]
+	if req.ClientTransferID == "" {
 		return exgate.Transfer{}, exgate.ParamError("clientTransferId", "sim needs a client transfer id")
 	}
 	now := e.now()
