@@ -62,7 +62,8 @@ func TestScaleOutControls(t *testing.T) {
 	const address = "rPEPPER7kfTD9w2To4CQk6UCfuHM9c6GDY"
 	t.Run("withdrawal allowlist", func(t *testing.T) {
 		d.admin("exchange-keys", "allow-address", "--api-key", key.APIKey, "--name", "paper",
-			"--asset", "XRP", "--network", "XRP", "--address", address, "--tag", "1")
+			"--asset", "XRP", "--network", "XRP", "--address", address, "--tag", "1",
+			"--hold", "0") // usable at once: a new address is held 24 h by default
 		for i, c := range clients {
 			_, err := c.Withdraw(ctx, client.WithdrawRequest{Asset: "XRP", Network: "XRP", Address: address, Tag: "2", Amount: "1"})
 			if problemCode(err) != string(exgate.CodeAddressNotAllowed) {

@@ -54,6 +54,11 @@ type Adapter struct {
 	// minute, which the adapter paces for and the metrics show headroom
 	// against; zero when the exchange reports its own or has none.
 	WeightLimit int
+	// StreamConnectLimit is the exchange's published limit on new
+	// WebSocket connections per IP address, which the stream hub's
+	// upstream starts keep within (shared by the instances behind one
+	// address); zero Rate: none.
+	StreamConnectLimit exgate.RateLimit
 	// Weight reads the request weight the exchange reports in an
 	// answer's headers, for the metrics: used, and its limit when the
 	// exchange reports that too (else 0); ok false when the answer

@@ -81,8 +81,7 @@ func TestFrameBudget(t *testing.T) {
 // published connection limit, in the limiter instances share: a start
 // over the budget waits for it.
 func TestUpstreamConnectsPaced(t *testing.T) {
-	var h *harness
-	h = newHarness(t, func(o *Options) {
+	h := newHarness(t, func(o *Options) {
 		clk := o.Clock.(*fakeClock)
 		o.Limiter = localstate.NewLimiter(clk.Now)
 		o.ConnectLimit = func(exchange string) (exgate.RateLimit, bool) {

@@ -3,6 +3,7 @@ package binance
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange"
@@ -19,6 +20,9 @@ func Adapter() exchange.Adapter { return AdapterWith(Options{}) }
 func AdapterWith(base Options) exchange.Adapter {
 	return exchange.Adapter{
 		Name: Name,
+		// New WebSocket connections per IP address, the stream hub's pace:
+		// Binance: 300 per 5 minutes (its WebSocket Streams documentation).
+		StreamConnectLimit: exgate.RateLimit{Rate: 300, Period: 5 * time.Minute, Burst: 20},
 		Settings: []exchange.Setting{
 			{Name: "url", Default: DefaultBaseURL, Help: "Binance REST base URL"},
 			{Name: "ws-url", Default: DefaultStreamURL, Help: "Binance WebSocket market streams base URL", Check: exchange.CheckWebSocketURL},

@@ -1,6 +1,8 @@
 package bybit
 
 import (
+	"time"
+
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange"
 )
@@ -13,6 +15,9 @@ import (
 func Adapter() exchange.Adapter {
 	return exchange.Adapter{
 		Name: Name,
+		// New WebSocket connections per IP address, the stream hub's pace:
+		// Bybit: 500 per 5 minutes per domain (its WebSocket guide).
+		StreamConnectLimit: exgate.RateLimit{Rate: 500, Period: 5 * time.Minute, Burst: 20},
 		Settings: []exchange.Setting{
 			{Name: "url", Default: DefaultBaseURL, Help: "Bybit REST base URL (API v5)"},
 			{Name: "ws-url", Default: DefaultWSURL, Help: "Bybit public spot WebSocket v5 URL of the book and kline streams", Check: exchange.CheckWebSocketURL},

@@ -3,6 +3,7 @@ package gateio
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange"
@@ -15,6 +16,10 @@ const Name = "gateio"
 func Adapter() exchange.Adapter {
 	return exchange.Adapter{
 		Name: Name,
+		// New WebSocket connections per IP address, the stream hub's pace:
+		// Gate.io publishes no rate of new connections; one a second is a
+		// conservative pace.
+		StreamConnectLimit: exgate.RateLimit{Rate: 1, Period: time.Second, Burst: 10},
 		Settings: []exchange.Setting{
 			{Name: "url", Default: DefaultBaseURL, Help: "Gate.io REST base URL"},
 			{Name: "ws-url", Default: DefaultWSURL, Help: "Gate.io Spot WebSocket v4 URL of the live streams", Check: exchange.CheckWebSocketURL},

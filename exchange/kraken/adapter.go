@@ -2,6 +2,7 @@ package kraken
 
 import (
 	"encoding/base64"
+	"time"
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange"
@@ -14,6 +15,10 @@ const Name = "kraken"
 func Adapter() exchange.Adapter {
 	return exchange.Adapter{
 		Name: Name,
+		// New WebSocket connections per IP address, the stream hub's pace:
+		// Kraken publishes no rate of new connections; one a second is a
+		// conservative pace.
+		StreamConnectLimit: exgate.RateLimit{Rate: 1, Period: time.Second, Burst: 10},
 		Settings: []exchange.Setting{
 			{Name: "url", Default: DefaultBaseURL, Help: "Kraken REST base URL"},
 			{Name: "ws-url", Default: DefaultWSURL, Help: "Kraken public WebSocket v2 URL, for the book and klines streams", Check: exchange.CheckWebSocketURL},

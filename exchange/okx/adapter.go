@@ -1,6 +1,8 @@
 package okx
 
 import (
+	"time"
+
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange"
 )
@@ -12,6 +14,9 @@ import (
 func Adapter() exchange.Adapter {
 	return exchange.Adapter{
 		Name: Name,
+		// New WebSocket connections per IP address, the stream hub's pace:
+		// OKX: 3 connection attempts a second (its WebSocket rate limits).
+		StreamConnectLimit: exgate.RateLimit{Rate: 3, Period: time.Second, Burst: 3},
 		Settings: []exchange.Setting{
 			{Name: "url", Default: DefaultBaseURL, Help: "OKX REST base URL (the adapter appends /api/v5)"},
 			{Name: "ws-url", Default: DefaultWSURL, Help: "base of OKX's WebSocket API v5 of the live streams (the adapter appends /public, /private and /business)", Check: exchange.CheckWebSocketURL},

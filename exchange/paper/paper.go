@@ -440,3 +440,19 @@ func (e *Exchange) CheckWithdrawal(ctx context.Context, cred exgate.Credential, 
 	}
 	return nil
 }
+
+// CheckTransferRequest refuses bad transfer input before the journal
+// records it (exgate.TransferChecker): a paper key's by the sim wallet's
+// rules, any other key's by the real adapter's, where it has them.
+func (e *Exchange) CheckTransferRequest(ctx context.Context, cred exgate.Credential, req exgate.TransferRequest) error {
+	if cred.Paper {
+		if c, ok := e.wallet.(exgate.TransferChecker); ok {
+			return c.CheckTransferRequest(ctx, cred, req)
+		}
+		return nil
+	}
+	if c, ok := exgate.Ability[exgate.TransferChecker](e.live); ok {
+		return c.CheckTransferRequest(ctx, cred, req)
+	}
+	return nil
+}

@@ -82,3 +82,16 @@ func TestOpenAPIExchangeEnum(t *testing.T) {
 		t.Errorf("api/openapi.yaml's Exchange enum against the adapter list (-enum +list):\n%s", diff)
 	}
 }
+
+// TestStreamConnectLimits: every real exchange declares its pace of new
+// WebSocket connections (the stream hub keeps within it); the exchange
+// simulated in process has none.
+func TestStreamConnectLimits(t *testing.T) {
+	limit := connectLimits(adapters())
+	for _, a := range adapters() {
+		l, ok := limit(a.Name)
+		if ok == a.InProcess || (ok && (l.Rate <= 0 || l.Period <= 0 || l.Burst <= 0)) {
+			t.Errorf("%s: connect limit %+v %v", a.Name, l, ok)
+		}
+	}
+}

@@ -272,7 +272,7 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 	hub := stream.New(stream.Options{Exchanges: exchanges, Journal: jr, Logger: log,
 		Revalidate:   func(ctx context.Context, cred exgate.Credential) error { return stillValid(ctx, st, cred) },
 		Limiter:      state.limiter,
-		ConnectLimit: streamConnectLimit})
+		ConnectLimit: connectLimits(list)})
 	if m != nil {
 		m.Streams(hub)
 	}
@@ -338,24 +338,19 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 	return &Gateway{API: srv, Journal: jr, Adapters: list, Exchanges: exchanges, Hub: hub, Risk: eng, paper: watchers}, nil
 }
 
-// streamConnectLimits are the exchanges' published limits on new
-// WebSocket connections per IP address, which the stream hub's upstream
-// starts keep within (shared by the instances behind one address):
-// Binance 300 per 5 minutes (its WebSocket Streams documentation), Bybit
-// 500 per 5 minutes per domain (its WebSocket guide), OKX 3 attempts a
-// second (its WebSocket rate limits). Kraken and Gate.io publish no rate of
-// new connections; one a second is a conservative pace for them.
-var streamConnectLimits = map[string]exgate.RateLimit{
-	"binance": {Rate: 300, Period: 5 * time.Minute, Burst: 20},
-	"bybit":   {Rate: 500, Period: 5 * time.Minute, Burst: 20},
-	"okx":     {Rate: 3, Period: time.Second, Burst: 3},
-	"kraken":  {Rate: 1, Period: time.Second, Burst: 10},
-	"gateio":  {Rate: 1, Period: time.Second, Burst: 10},
-}
-
-func streamConnectLimit(exchange string) (exgate.RateLimit, bool) {
-	l, ok := streamConnectLimits[exchange]
-	return l, ok
+// connectLimits are the adapters' limits on new WebSocket connections
+// (exchange.Adapter.StreamConnectLimit), for the stream hub.
+func connectLimits(list []exchange.Adapter) func(exchange string) (exgate.RateLimit, bool) {
+	limits := map[string]exgate.RateLimit{}
+	for _, a := range list {
+		if a.StreamConnectLimit.Rate > 0 {
+			limits[a.Name] = a.StreamConnectLimit
+		}
+	}
+	return func(exchange string) (exgate.RateLimit, bool) {
+		l, ok := limits[exchange]
+		return l, ok
+	}
 }
 
 // stillValid reports whether a stream's client key is active and its

@@ -115,10 +115,20 @@ func TestPaperKeyThroughTheGateway(t *testing.T) {
 	if err := json.Unmarshal(call("GET", "/v1/wallet/account-balance", "wallet", "funding"), &bs); err != nil || len(bs) != 1 || bs[0].Available.String() != "100" {
 		t.Errorf("paper funding wallet = %+v, %v", bs, err)
 	}
+	// Bad transfer input on a paper key is refused by sim's rules before
+	// anything is recorded.
+	status, body, _ := cl.Do(ctx, "POST", "/v1/wallet/transfer", []client.Param{{Name: "asset", Value: "ZZZ"}, {Name: "amount", Value: "1"},
+		{Name: "from", Value: "spot"}, {Name: "to", Value: "funding"}, {Name: "clientTransferId", Value: "bad-1"}})
+	if status != http.StatusBadRequest || !strings.Contains(string(body), `"param":"asset"`) {
+		t.Errorf("paper transfer of an unknown asset = %d %s, want 400 naming asset", status, body)
+	}
+	if status, body, _ := cl.Do(ctx, "GET", "/v1/wallet/transfer", []client.Param{{Name: "clientTransferId", Value: "bad-1"}}); status != http.StatusNotFound {
+		t.Errorf("the refused paper transfer was recorded: %d %s", status, body)
+	}
 	// A real Kraken key behind its paper switch still has one wallet: 400
 	// naming the wallet that is not spot, and nothing recorded.
 	kr := client.New(hs.URL, "bot", "bot-secret", "kr", client.WithHTTPClient(hs.Client()))
-	status, body, _ := kr.Do(ctx, "POST", "/v1/wallet/transfer", []client.Param{{Name: "asset", Value: "USDT"}, {Name: "amount", Value: "1"},
+	status, body, _ = kr.Do(ctx, "POST", "/v1/wallet/transfer", []client.Param{{Name: "asset", Value: "USDT"}, {Name: "amount", Value: "1"},
 		{Name: "from", Value: "spot"}, {Name: "to", Value: "funding"}, {Name: "clientTransferId", Value: "kr-1"}})
 	if status != http.StatusBadRequest || !strings.Contains(string(body), `"param":"to"`) {
 		t.Errorf("Kraken transfer = %d %s, want 400 naming to", status, body)
