@@ -258,8 +258,11 @@ func (p *pacedMarket) RecentKlines(ctx context.Context, _ exgate.Credential, req
 // before it says so (503 with Retry-After) instead of the request ending in
 // 504 EXCHANGE_TIMEOUT while the call still waits for its budget.
 func TestPacingPastTheDeadlineIsUnavailable(t *testing.T) {
-	ex := coalesce.New(&pacedMarket{wait: time.Second}, coalesce.Options{})
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	// The budget's wait is far past the deadline, and the deadline far
+	// enough that both calls start before it even on a busy machine (with
+	// 50 ms the second call could find it passed and answer 504).
+	ex := coalesce.New(&pacedMarket{wait: time.Hour}, coalesce.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	req := exgate.KlineRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Interval: exgate.Interval1m, Limit: 5}
 	for _, call := range []func() error{
@@ -268,8 +271,8 @@ func TestPacingPastTheDeadlineIsUnavailable(t *testing.T) {
 	} {
 		err := call()
 		e, ok := errors.AsType[*exgate.Error](err)
-		if !ok || e.Code != exgate.CodeExchangeUnavailable || e.RetryAfter != time.Second {
-			t.Fatalf("err = %v; want EXCHANGE_UNAVAILABLE with Retry-After 1s", err)
+		if !ok || e.Code != exgate.CodeExchangeUnavailable || e.RetryAfter != time.Hour {
+			t.Fatalf("err = %v; want EXCHANGE_UNAVAILABLE with Retry-After 1h", err)
 		}
 	}
 }
