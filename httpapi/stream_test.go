@@ -284,9 +284,11 @@ func TestStreamOrdersOnSim(t *testing.T) {
 	// learns of it from the stream, without a read of the exchange.
 	second := decodeAs[exgate.Order](t, g.post("/v1/order/limit", limitBody("BUY", "0.1", away, `"clientOrderId":"s-2"`)))
 	c.next()
-	it, err := g.store.Intent(t.Context(), second.ID)
-	if err != nil || it.State != exgate.IntentAccepted {
-		t.Fatalf("intent before: %+v %v", it, err)
+	// The outcome is committed just after the answer (docs/orders.md):
+	// wait for it.
+	it := waitIntent(t, g, second.ID, func(it exgate.Intent) bool { return it.State != exgate.IntentSubmitting })
+	if it.State != exgate.IntentAccepted {
+		t.Fatalf("intent before: %+v", it)
 	}
 	om, _ := exgate.Ability[exgate.OrderManager](simEx)
 	if _, err := om.CancelOrder(t.Context(), mustCred(t, g), exgate.CancelRequest{ClientOrderID: second.ID}); err != nil {
@@ -295,13 +297,30 @@ func TestStreamOrdersOnSim(t *testing.T) {
 	if data := c.next()["data"].(map[string]any); data["id"] != second.ID || data["clientOrderId"] != "s-2" || data["status"] != "CANCELED" {
 		t.Fatalf("canceled elsewhere, on the stream: %v", data)
 	}
-	it, err = g.store.Intent(t.Context(), second.ID)
-	if err != nil || it.State != exgate.IntentFinal || !strings.Contains(string(it.Response), `"CANCELED"`) {
-		t.Fatalf("intent after the stream: %+v %v", it, err)
+	it = waitIntent(t, g, second.ID, func(it exgate.Intent) bool { return it.State == exgate.IntentFinal })
+	if !strings.Contains(string(it.Response), `"CANCELED"`) {
+		t.Fatalf("intent after the stream: %+v", it)
 	}
 	// The per-second scan finds nothing new: no message.
 	g.ticks.tick(t)
 	c.none()
+}
+
+// waitIntent reads the intent id until done holds (the journal commits
+// an outcome after the answer), for at most 10 s.
+func waitIntent(t *testing.T, g *gateway, id string, done func(exgate.Intent) bool) exgate.Intent {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		it, err := g.store.Intent(t.Context(), id)
+		if err == nil && done(it) {
+			return it
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("intent %s never got there: %+v %v", id, it, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func mustCred(t *testing.T, g *gateway) exgate.Credential {
