@@ -265,6 +265,25 @@ func TestDuplicateInFlightWaits(t *testing.T) {
 	}
 }
 
+// expiringContext is a context whose deadline passes when the test closes
+// done, not by the clock.
+type expiringContext struct {
+	context.Context
+	deadline time.Time
+	done     chan struct{}
+}
+
+func (c *expiringContext) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *expiringContext) Done() <-chan struct{}       { return c.done }
+func (c *expiringContext) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 // TestDuplicateWaitLimits: a duplicate waits for the first request as long
 // as the first may take (the call deadline), not merely its own context's
 // deadline (the HTTP layer's, for reads); it gives up, with the pending
@@ -283,8 +302,11 @@ func TestDuplicateWaitLimits(t *testing.T) {
 		wantWait bool // the duplicate answers with the outcome
 	}{
 		{"context deadline shorter than the call's", false, 0, func(ctx context.Context) (context.Context, func()) {
-			short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
-			return short, func() { <-short.Done(); cancel() }
+			// The deadline passes once the duplicate has met the first
+			// request: a 10 ms timeout could pass before, on a busy
+			// machine, and the test then waited for ever.
+			short := &expiringContext{Context: ctx, deadline: time.Now().Add(30 * time.Second), done: make(chan struct{})}
+			return short, func() { close(short.done) }
 		}, true},
 		{"client gone", false, 0, func(ctx context.Context) (context.Context, func()) {
 			gone, cancel := context.WithCancel(ctx)
