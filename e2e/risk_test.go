@@ -102,6 +102,19 @@ func TestScaleOutRiskLimits(t *testing.T) {
 	if _, err := clients[0].CancelOrder(ctx, client.OrderRef{ID: accepted[0].ID}); err != nil {
 		t.Fatalf("cancel: %v", err)
 	}
+	// The canceled order's outcome, and with it its share, is committed
+	// just after the cancel's answer (docs/orders.md, docs/risk.md): the
+	// other instance sees it once that commit is in.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		a, err := clients[1].AccountRisk(ctx)
+		if err == nil && a.Usage.DailyNotional == "432" && a.Usage.OpenOrders == 8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("usage after the cancel = %+v, %v; want 432 USD and 8 open", a.Usage, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	if _, err := clients[1].PlaceLimitOrder(ctx, restingBuy("after-cancel")); err != nil {
 		t.Fatalf("an order after the cancel: %v, want it accepted", err)
 	}

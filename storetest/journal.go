@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -181,6 +182,21 @@ func (s suite) testIntents(t *testing.T) {
 					t.Fatalf("Intent after update (-got +want):\n%s", diff)
 				}
 			})
+		}
+		// o2 is final now: an older answer committed late (another
+		// instance's RecordOutcome after a cancel here) changes nothing.
+		final, err := e.Intent(ctx, "o2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(time.Second)
+		for _, update := range []func(context.Context, string, exgate.IntentOutcome) error{e.UpdateIntent, e.RecordOutcome} {
+			if err := update(ctx, "o2", exgate.IntentOutcome{State: exgate.IntentAccepted, Answer: exgate.AnswerRecord, Response: []byte(`{"status":"NEW"}`)}); err != nil {
+				t.Fatalf("a late non-final outcome of a final intent: %v, want nil", err)
+			}
+		}
+		if got, err := e.Intent(ctx, "o2"); err != nil || !cmp.Equal(got, final) {
+			t.Fatalf("a late non-final outcome reopened a final intent: %+v, %v", got, err)
 		}
 	})
 }

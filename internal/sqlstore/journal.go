@@ -132,8 +132,18 @@ func (s *Store) updateIntent(ctx context.Context, id string, o exgate.IntentOutc
 		}
 		var kind, apiKey string
 		var risk *string
-		if err := row.Scan(&kind, &apiKey, &risk); err != nil {
-			return noRow(err)
+		if err := row.Scan(&kind, &apiKey, &risk); errors.Is(err, sql.ErrNoRows) {
+			// Either no such intent, or it is final already and o is
+			// not: an outcome recorded after its answer (RecordOutcome)
+			// that another instance's cancel or reconciliation has
+			// overtaken. A final record never goes back.
+			var state string
+			if err := tx.QueryRowContext(ctx, `SELECT state FROM intents WHERE id = $1`, id).Scan(&state); err != nil {
+				return noRow(err)
+			}
+			return nil
+		} else if err != nil {
+			return err
 		}
 		return s.settleRisk(ctx, tx, id, apiKey, exgate.IntentKind(kind), risk, o)
 	}
@@ -141,8 +151,11 @@ func (s *Store) updateIntent(ctx context.Context, id string, o exgate.IntentOutc
 
 // The statements of UpdateIntent, RecordOutcome and ScheduleIntent.
 const (
-	updateIntentSQL    = `UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4 WHERE id = $5 RETURNING kind, client_api_key, risk`
-	updateIntentDueSQL = `UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4, next_due = $5 WHERE id = $6 RETURNING kind, client_api_key, risk`
+	// A final intent takes only another final outcome: an older answer
+	// committed late (RecordOutcome after another instance's cancel) must
+	// not reopen it, nor recharge its risk reservation.
+	updateIntentSQL    = `UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4 WHERE id = $5 AND (state <> 'final' OR $1 = 'final') RETURNING kind, client_api_key, risk`
+	updateIntentDueSQL = `UPDATE intents SET state = $1, answer = $2, response = $3, updated_at = $4, next_due = $5 WHERE id = $6 AND (state <> 'final' OR $1 = 'final') RETURNING kind, client_api_key, risk`
 	scheduleIntentSQL  = `UPDATE intents SET next_due = $1, attempts = $2 WHERE id = $3`
 )
 
