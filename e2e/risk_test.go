@@ -151,6 +151,7 @@ func TestScaleOutKillSwitch(t *testing.T) {
 		body string
 	}
 	refused := make([]seen, 2)
+	var refusedMu sync.Mutex // the watchers write refused, the test reads it
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for i, inst := range insts {
@@ -163,7 +164,9 @@ func TestScaleOutKillSwitch(t *testing.T) {
 				o.Test = true
 				_, err := c.PlaceLimitOrder(ctx, o)
 				if problemCode(err) == "TRADING_HALTED" {
+					refusedMu.Lock()
 					refused[i] = seen{time.Now(), err.(*client.Error).Reason}
+					refusedMu.Unlock()
 					return
 				}
 				select {
@@ -182,7 +185,11 @@ func TestScaleOutKillSwitch(t *testing.T) {
 	if err := json.Unmarshal(out, &printed); err != nil || printed.State != "halted" || printed.Canceled != 4 {
 		t.Fatalf("risk halt printed %s (%v); want halted and 4 canceled", out, err)
 	}
-	waitUntil(t, 5*time.Second, func() bool { return !refused[0].at.IsZero() && !refused[1].at.IsZero() })
+	waitUntil(t, 5*time.Second, func() bool {
+		refusedMu.Lock()
+		defer refusedMu.Unlock()
+		return !refused[0].at.IsZero() && !refused[1].at.IsZero()
+	})
 	close(stop)
 	wg.Wait()
 	var haltedAt time.Time
