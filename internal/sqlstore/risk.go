@@ -27,16 +27,41 @@ type keyFigures struct {
 	notional, withdrawal decimal.Decimal
 }
 
-// lockRiskKey creates the key's risk_keys row if needed, locks it (an
-// upsert locks the row it touches, on PostgreSQL as on SQLite's single
-// writer) and returns it, in one statement.
+// lockRiskKey locks the key's risk_keys row until the transaction ends
+// and returns it, creating it first when the key has none. The row
+// exists from the key's first reservation on, so the usual cost is one
+// read: a SELECT in SQLite's write transaction (which holds the only
+// write lock) or a SELECT ... FOR UPDATE on PostgreSQL (Dialect.LockRow).
+// An upsert that locked by writing the row (as this did before) wrote
+// the key's row twice per order.
 func (s *Store) lockRiskKey(ctx context.Context, tx *sql.Tx, apiKey string) (keyFigures, error) {
-	var f keyFigures
-	var n, w string
-	err := s.txQueryRow(ctx, tx, lockRiskKeySQL, apiKey).Scan(&f.open, &f.day, &n, &w)
+	f, err := s.readRiskKey(ctx, tx, apiKey)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Another transaction may create it meanwhile: then this INSERT
+		// waits for it (PostgreSQL) and does nothing, and the SELECT
+		// below reads and locks that row.
+		if _, err := s.txExec(ctx, tx, createRiskKeySQL, apiKey); err != nil {
+			return f, fmt.Errorf("lock risk key: %w", err)
+		}
+		f, err = s.readRiskKey(ctx, tx, apiKey)
+	}
 	if err != nil {
 		return f, fmt.Errorf("lock risk key: %w", err)
 	}
+	return f, nil
+}
+
+// readRiskKey reads and locks the key's risk_keys row; sql.ErrNoRows
+// when it has none.
+func (s *Store) readRiskKey(ctx context.Context, tx *sql.Tx, apiKey string) (keyFigures, error) {
+	var f keyFigures
+	var n, w string
+	// On SQLite LockRow is empty and the statement is lockRiskKeySQL
+	// itself, kept prepared (stmts.go).
+	if err := s.txQueryRow(ctx, tx, lockRiskKeySQL+s.d.LockRow, apiKey).Scan(&f.open, &f.day, &n, &w); err != nil {
+		return f, err
+	}
+	var err error
 	if f.notional, err = decimal.NewFromString(n); err == nil {
 		f.withdrawal, err = decimal.NewFromString(w)
 	}
@@ -49,9 +74,9 @@ func (s *Store) lockRiskKey(ctx context.Context, tx *sql.Tx, apiKey string) (key
 // The statements of the order path, kept prepared where the dialect keeps
 // statements (stmts.go).
 const (
-	lockRiskKeySQL = `INSERT INTO risk_keys (api_key, open_orders, day, notional, withdrawal) VALUES ($1, 0, '', '0', '0')
-		ON CONFLICT (api_key) DO UPDATE SET api_key = excluded.api_key
-		RETURNING open_orders, day, notional, withdrawal`
+	lockRiskKeySQL   = `SELECT open_orders, day, notional, withdrawal FROM risk_keys WHERE api_key = $1`
+	createRiskKeySQL = `INSERT INTO risk_keys (api_key, open_orders, day, notional, withdrawal) VALUES ($1, 0, '', '0', '0')
+		ON CONFLICT (api_key) DO NOTHING`
 	writeFiguresSQL     = `UPDATE risk_keys SET open_orders = $1, day = $2, notional = $3, withdrawal = $4 WHERE api_key = $5`
 	updateIntentRiskSQL = `UPDATE intents SET risk = $1 WHERE id = $2`
 )

@@ -27,7 +27,7 @@ type stmtCache struct {
 // transactions (groupcommit.go) on every order.
 var writeStmts = []string{
 	insertIntent, updateIntentSQL, updateIntentDueSQL, scheduleIntentSQL, insertAuditSQL,
-	lockRiskKeySQL, writeFiguresSQL, updateIntentRiskSQL,
+	lockRiskKeySQL, createRiskKeySQL, writeFiguresSQL, updateIntentRiskSQL,
 	savepointSQL, releaseSQL, rollbackToSQL,
 }
 
