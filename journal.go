@@ -78,6 +78,12 @@ type IntentOutcome struct {
 	// NextDue, when not zero, is when the reconciler next looks at the
 	// intent (Attempts unchanged); zero leaves NextDue as it is.
 	NextDue time.Time
+	// Risk, when set, is this outcome's settlement of the reservation the
+	// intent was recorded with (SettleRiskRecord), worked out before the
+	// store's write transaction: the store uses it while the intent's
+	// stored reservation is still RiskSettlement.Reserved, instead of
+	// decoding that reservation and Response in the transaction.
+	Risk *RiskSettlement
 }
 
 // Intent is the journal record of one order or withdrawal placed through

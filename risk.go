@@ -361,11 +361,8 @@ type RiskProblem struct {
 // at its limit price while it rests; a withdrawal that failed or was
 // canceled gives its amount back.
 func SettleRisk(kind IntentKind, r RiskReservation, state IntentState, answer IntentAnswer, response []byte) (charge decimal.Decimal, open, known bool) {
-	switch {
-	case state == IntentSubmitting || state == IntentUnknown || answer == AnswerNone || answer == AnswerPending:
-		return r.Notional, r.Open, false
-	case answer != AnswerRecord:
-		return decimal.Zero, false, true
+	if charge, open, known, done := settleWithoutRecord(r, state, answer); done {
+		return charge, open, known
 	}
 	if kind == IntentWithdrawal {
 		var w struct {
@@ -374,15 +371,70 @@ func SettleRisk(kind IntentKind, r RiskReservation, state IntentState, answer In
 		if err := json.Unmarshal(response, &w); err != nil {
 			return r.Notional, false, false
 		}
-		if w.Status == TransferFailed || w.Status == TransferCanceled {
-			return decimal.Zero, false, true
-		}
-		return r.Notional, false, true
+		return settleWithdrawal(r, w.Status)
 	}
 	var o Order
 	if err := json.Unmarshal(response, &o); err != nil {
 		return r.Notional, r.Open, false
 	}
+	return settleOrder(r, o)
+}
+
+// RiskSettlement is SettleRisk's answer for one outcome of an intent,
+// worked out by the journal from the reservation it recorded the intent
+// with and the answer it holds decoded (SettleRiskRecord).
+type RiskSettlement struct {
+	// Reserved is the reservation it was worked out from: it holds only
+	// while the intent's stored reservation is still that one.
+	Reserved    RiskReservation
+	Charge      decimal.Decimal
+	Open, Known bool
+}
+
+// SettleRiskRecord is SettleRisk for an answer its caller holds decoded
+// (an Order, or a Withdrawal), without encoding and decoding it again;
+// ok is false for a record of another type.
+func SettleRiskRecord(kind IntentKind, r RiskReservation, state IntentState, answer IntentAnswer, record any) (s RiskSettlement, ok bool) {
+	s.Reserved = r
+	if charge, open, known, done := settleWithoutRecord(r, state, answer); done {
+		s.Charge, s.Open, s.Known = charge, open, known
+		return s, true
+	}
+	switch rec := record.(type) {
+	case Order:
+		if kind != IntentWithdrawal {
+			s.Charge, s.Open, s.Known = settleOrder(r, rec)
+			return s, true
+		}
+	case Withdrawal:
+		if kind == IntentWithdrawal {
+			s.Charge, s.Open, s.Known = settleWithdrawal(r, rec.Status)
+			return s, true
+		}
+	}
+	return s, false
+}
+
+// settleWithoutRecord settles what needs no record (done): an unknown
+// outcome, and a refusal.
+func settleWithoutRecord(r RiskReservation, state IntentState, answer IntentAnswer) (charge decimal.Decimal, open, known, done bool) {
+	switch {
+	case state == IntentSubmitting || state == IntentUnknown || answer == AnswerNone || answer == AnswerPending:
+		return r.Notional, r.Open, false, true
+	case answer != AnswerRecord:
+		return decimal.Zero, false, true, true
+	}
+	return decimal.Zero, false, false, false
+}
+
+func settleWithdrawal(r RiskReservation, status TransferStatus) (charge decimal.Decimal, open, known bool) {
+	if status == TransferFailed || status == TransferCanceled {
+		return decimal.Zero, false, true
+	}
+	return r.Notional, false, true
+}
+
+func settleOrder(r RiskReservation, o Order) (charge decimal.Decimal, open, known bool) {
 	if o.Type == OrderTypeMarket && !o.Status.Final() && o.ExecutedQuantity == nil {
 		// A market order accepted but not yet reported filled: its
 		// notional stays reserved as estimated.

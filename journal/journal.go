@@ -489,6 +489,14 @@ func (s *Service) settle(ctx context.Context, it exgate.Intent, o exgate.IntentO
 		return
 	}
 	o.Response = body
+	if it.Risk != nil {
+		// The settlement of the intent's reservation, worked out here from
+		// the answer as decoded, so that the store's write transaction
+		// need not decode it again (exgate.IntentOutcome.Risk).
+		if st, ok := exgate.SettleRiskRecord(it.Kind, *it.Risk, o.State, o.Answer, v); ok {
+			o.Risk = &st
+		}
+	}
 	it.State, it.Answer, it.Response, it.UpdatedAt = o.State, o.Answer, body, s.now()
 	if !o.NextDue.IsZero() {
 		it.NextDue = o.NextDue

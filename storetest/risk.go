@@ -241,6 +241,61 @@ func (s suite) testRiskReservations(t *testing.T) {
 	}
 }
 
+// testRiskSettlementHint: an outcome's settlement worked out by the
+// journal (IntentOutcome.Risk) is used while the intent's stored
+// reservation is the one it was worked out from, and ignored once it is
+// not. Each hint below says something the answer does not, so that the
+// figures tell which of the two the store went by.
+func (s suite) testRiskSettlementHint(t *testing.T) {
+	e := s.newEnv(t)
+	ctx := t.Context()
+	usage := func(want string, wantOpen int64) {
+		t.Helper()
+		u, err := e.RiskUsage(ctx, "k1", "2030-01-02")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.DailyNotional.String() != want || u.OpenOrders != wantOpen {
+			t.Fatalf("usage = %s USD, %d open; want %s, %d", u.DailyNotional, u.OpenOrders, want, wantOpen)
+		}
+	}
+	h1 := riskIntent("h1", "600", nil, nil)
+	if err := e.CreateIntent(ctx, h1); err != nil {
+		t.Fatal(err)
+	}
+	usage("600", 1)
+	// The answer leaves 6 at 100 resting (600 charged, open); the hint,
+	// from the reservation as stored, says 250 and no longer open: the
+	// store takes the hint.
+	rest := orderJSON(t, exgate.OrderPending, "6", "0")
+	hint := exgate.RiskSettlement{Reserved: *h1.Risk, Charge: decimal.NewFromInt(250), Known: true}
+	if err := e.UpdateIntent(ctx, "h1", exgate.IntentOutcome{State: exgate.IntentAccepted, Answer: exgate.AnswerRecord, Response: rest, Risk: &hint}); err != nil {
+		t.Fatal(err)
+	}
+	usage("250", 0)
+	// The stored reservation is now 250 and closed; a hint worked out from
+	// the reservation as first recorded no longer holds: the answer (6
+	// canceled after 1 filled: 100) settles it.
+	stale := exgate.RiskSettlement{Reserved: *h1.Risk, Charge: decimal.NewFromInt(7), Known: true}
+	if err := e.UpdateIntent(ctx, "h1", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerRecord,
+		Response: orderJSON(t, exgate.OrderCanceled, "6", "1"), Risk: &stale}); err != nil {
+		t.Fatal(err)
+	}
+	usage("100", 0)
+	// RecordOutcome takes a hint the same way.
+	h2 := riskIntent("h2", "50", nil, nil)
+	if err := e.CreateIntent(ctx, h2); err != nil {
+		t.Fatal(err)
+	}
+	usage("150", 1)
+	hint2 := exgate.RiskSettlement{Reserved: *h2.Risk, Charge: decimal.NewFromInt(20), Open: true, Known: true}
+	if err := e.RecordOutcome(ctx, "h2", exgate.IntentOutcome{State: exgate.IntentAccepted, Answer: exgate.AnswerRecord,
+		Response: orderJSON(t, exgate.OrderPending, "0.5", "0"), Risk: &hint2}); err != nil {
+		t.Fatal(err)
+	}
+	usage("120", 1)
+}
+
 // testConcurrentRiskReservations: 40 orders of 30 USD each on two
 // instances against a daily notional of 500: exactly 16 are reserved,
 // whatever the interleaving.

@@ -74,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"RiskLimits", s.testRiskLimits},
 		{"RiskHalts", s.testRiskHalts},
 		{"RiskReservations", s.testRiskReservations},
+		{"RiskSettlementHint", s.testRiskSettlementHint},
 		{"ConcurrentRiskReservations", s.testConcurrentRiskReservations},
 	}
 	for _, tc := range tests {

@@ -68,6 +68,43 @@ func TestCompareOrders(t *testing.T) {
 	}
 }
 
+// TestCompareOrdersRisk runs bench compare --route limit --risk for a
+// moment over two rounds: the gateways with limits place orders without
+// errors (a refusal would end the run), take turns in each round's order,
+// and each is set against the control of its round and over the rounds.
+func TestCompareOrdersRisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a fake Binance with 512 accounts and four gateways")
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"compare", "--route", "limit", "--risk", "--duration", "150ms", "--rounds", "2", "--concurrency", "2"},
+		func(string) string { return "" }, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("compare --route limit --risk: %v\n%s", err, stdout.String())
+	}
+	for _, want := range []string{
+		"round 1: gateway (limits) against the control: added latency",
+		"round 2: gateway (+band) against the control: added latency",
+		"mean over 2 rounds: gateway (limits) against the control",
+		"mean over 2 rounds: gateway (+band) against the control",
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	// Round 1 measures the control first, round 2 the limits gateway.
+	var order []string
+	for line := range strings.Lines(stderr.String()) {
+		if strings.HasPrefix(line, "gateway (") {
+			order = append(order, line[:strings.Index(line, ")")+1])
+		}
+	}
+	want := []string{"gateway (control)", "gateway (limits)", "gateway (+band)", "gateway (limits)", "gateway (+band)", "gateway (control)"}
+	if strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Errorf("measured in the order %q, want %q", order, want)
+	}
+}
+
 // TestFanout runs bench fanout for a moment with a few clients: one
 // upstream subscription, deliveries on both sides, the ratio line.
 func TestFanout(t *testing.T) {

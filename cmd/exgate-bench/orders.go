@@ -172,6 +172,9 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 	fmt.Fprintf(stdout, "POST %s (BUY %s BTC%s), a fresh clientOrderId each, %d concurrent clients, %s per run, GOMAXPROCS shared by all\n",
 		path, benchQuantity, map[bool]string{true: " at " + benchLimitPrice + " GTC", false: ""}[b.route == "limit"], b.conc, b.dur)
 	var sumRatio, sumLat, sumFloor float64
+	// vsControl sums, per variant, its added latency and throughput
+	// against the control's of the same round (variant 0, --risk).
+	vsControl := make([]struct{ lat, thr float64 }, len(b.variants))
 	for round := range b.rounds {
 		d, err := measure("direct upstream", direct, loadtest.Config{})
 		if err != nil {
@@ -196,17 +199,39 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 			return errors.New("errors during the measurement; the ratios would mean nothing")
 		}
 		proxyAdded, gwAdded := p.P50-d.P50, g.P50-d.P50
-		for i, v := range b.variants {
-			r, err := measure(v.name, variants[i], loadtest.Config{})
+		// The variants take turns in the order they are measured in (round
+		// r starts with variant r mod n), so that over n rounds each is
+		// measured once in each place; each is compared with the plain
+		// gateway and with the control (a second gateway without limits)
+		// of the same round.
+		vres := make([]loadtest.Result, len(b.variants))
+		for k := range b.variants {
+			i := (k + round) % len(b.variants)
+			r, err := measure(b.variants[i].name, variants[i], loadtest.Config{})
 			if err != nil {
 				return err
 			}
 			if r.Errors > 0 {
-				return fmt.Errorf("%s: %d errors %v during the measurement", v.name, r.Errors, r.Statuses)
+				return fmt.Errorf("%s: %d errors %v during the measurement", b.variants[i].name, r.Errors, r.Statuses)
 			}
+			vres[i] = r
+		}
+		for i, v := range b.variants {
+			r := vres[i]
 			added := r.P50 - d.P50
-			fmt.Fprintf(stdout, "round %d: %s: added over direct %s vs the gateway's %s = %+.1f%% (target <= +5%%); throughput %.3fx the gateway's (target >= 0.95)\n",
+			fmt.Fprintf(stdout, "round %d: %s: added over direct %s vs the gateway's %s = %+.1f%%; throughput %.3fx the gateway's\n",
 				round+1, v.name, roundDur(added), roundDur(gwAdded), 100*(float64(added)/float64(max(gwAdded, time.Microsecond))-1), r.RPS()/g.RPS())
+			if i == 0 {
+				continue
+			}
+			ctl := vres[0]
+			ctlAdded := ctl.P50 - d.P50
+			lat := float64(added)/float64(max(ctlAdded, time.Microsecond)) - 1
+			thr := r.RPS()/ctl.RPS() - 1
+			vsControl[i].lat += lat
+			vsControl[i].thr += thr
+			fmt.Fprintf(stdout, "round %d: %s against the control: added latency %+.1f%%, throughput %+.1f%% (target: at most 5%% cost)\n",
+				round+1, v.name, 100*lat, 100*thr)
 		}
 		latRatio := float64(gwAdded) / float64(max(proxyAdded, time.Microsecond))
 		floor := proxyAdded + sync.P50
@@ -224,13 +249,17 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 		n := float64(b.rounds)
 		fmt.Fprintf(stdout, "mean over %d rounds: added latency %.2fx the proxy's, %.2fx (proxy + one fdatasync), throughput %.2fx\n",
 			b.rounds, sumLat/n, sumFloor/n, sumRatio/n)
+		for i := 1; i < len(b.variants); i++ {
+			fmt.Fprintf(stdout, "mean over %d rounds: %s against the control: added latency %+.1f%%, throughput %+.1f%% (target: at most 5%% cost)\n",
+				b.rounds, b.variants[i].name, 100*vsControl[i].lat/n, 100*vsControl[i].thr/n)
+		}
 	}
 	return nil
 }
 
-// riskVariants are the gateways --risk measures: a second gateway without
-// limits (the control: what a gateway measured in that place of the round
-// gets without any risk check), every client key with the limits an order
+// riskVariants are the gateways --risk measures, taking turns in each
+// round's order: a second gateway without limits (the control: what a
+// gateway measured beside the others gets without any risk check), every client key with the limits an order
 // needs no market data for (a USDT pair), and with a price band too, which
 // reads the pair's book for each order.
 var riskVariants = []struct {

@@ -33,17 +33,19 @@ func (s *Store) CreateIntent(ctx context.Context, in exgate.Intent) error {
 	if in.NextDue.IsZero() {
 		in.NextDue = in.CreatedAt
 	}
+	// Encoded before the write transaction, which one writer runs for
+	// every caller in turn (groupcommit.go).
+	risk, err := storedRisk(in.Risk)
+	if err != nil {
+		return s.fail("create intent "+in.ID, err)
+	}
 	// exclusive is written, never read back (exgate.Intent.Exclusive).
-	err := s.journalTx(ctx, func(tx *sql.Tx) error {
-		risk, err := storedRisk(in.Risk)
-		if err != nil {
-			return err
-		}
+	err = s.journalTx(ctx, func(tx *sql.Tx) error {
 		// The intent first: a duplicate then fails cleanly, having written
 		// nothing (groupcommit.go batches works without savepoints on
 		// PostgreSQL). The reservation commits with the intent or not at
 		// all (risk.go).
-		err = s.execStmt(ctx, tx, exgate.ErrConflict, insertIntent,
+		err := s.execStmt(ctx, tx, exgate.ErrConflict, insertIntent,
 			in.ID, string(in.Kind), in.ClientAPIKey, in.CredentialID, in.CredentialName, in.Exchange,
 			in.ClientRef, in.Fingerprint, nilIfEmpty(in.Request), string(in.State), string(in.Answer),
 			nilIfEmpty(in.Response), unixNano(in.CreatedAt), unixNano(in.UpdatedAt), unixNano(in.NextDue), in.Attempts,
@@ -118,6 +120,15 @@ func (s *Store) RecordOutcome(ctx context.Context, id string, o exgate.IntentOut
 // outcome, and the settlement of the intent's risk reservation, if any,
 // for that answer (risk.go).
 func (s *Store) updateIntent(ctx context.Context, id string, o exgate.IntentOutcome) func(tx *sql.Tx) error {
+	// The caller's settlement, when it has one, holds while the stored
+	// reservation reads as the one it was worked out from: encoded here,
+	// before the write transaction, it is compared there as a string.
+	var hint *settlementHint
+	if o.Risk != nil {
+		if text, err := storedRisk(&o.Risk.Reserved); err == nil {
+			hint = &settlementHint{stored: *text, s: o.Risk}
+		}
+	}
 	return func(tx *sql.Tx) error {
 		// The UPDATE returns the intent's reservation, so that an answer
 		// of an intent without one, or that changes nothing, costs no
@@ -145,7 +156,7 @@ func (s *Store) updateIntent(ctx context.Context, id string, o exgate.IntentOutc
 		} else if err != nil {
 			return err
 		}
-		return s.settleRisk(ctx, tx, id, apiKey, exgate.IntentKind(kind), risk, o)
+		return s.settleRisk(ctx, tx, id, apiKey, exgate.IntentKind(kind), risk, o, hint)
 	}
 }
 
