@@ -296,6 +296,46 @@ func (s suite) testRiskSettlementHint(t *testing.T) {
 	usage("120", 1)
 }
 
+// testRiskFiguresOfTwoStores: each store writes a key's figures on the
+// condition that the row still holds them as it last knew them
+// (sqlstore's updateFigures); two stores on one database (two instances)
+// take turns, so that each one's knowledge is stale in turn, both when
+// it would let an order through that the row refuses and when it would
+// refuse one that the row lets through.
+func (s suite) testRiskFiguresOfTwoStores(t *testing.T) {
+	e := s.newEnv(t)
+	ctx := t.Context()
+	a, b := e.Store, e.reopen(t)
+	max := usd("1000")
+	reserve := func(st exgate.Store, id, notional, wantRefusal string) {
+		t.Helper()
+		err := st.CreateIntent(ctx, riskIntent(id, notional, max, nil))
+		if wantRefusal == "" {
+			if err != nil {
+				t.Fatalf("%s of %s USD: %v", id, notional, err)
+			}
+			return
+		}
+		if e, ok := errors.AsType[*exgate.Error](err); !ok || e.Risk == nil || e.Risk.Limit != exgate.LimitDailyNotional || e.Risk.Value != wantRefusal {
+			t.Fatalf("%s of %s USD: %v, want dailyNotional refused at %s", id, notional, err, wantRefusal)
+		}
+	}
+	reserve(a, "t1", "600", "")
+	reserve(b, "t2", "300", "") // a's figures are stale now: 600
+	reserve(a, "t3", "200", "1100")
+	reserve(a, "t4", "100", "")
+	reserve(b, "t5", "1", "1001") // b's are stale: 900
+	// b gives t2's 300 back; a still knows 1000 and must not refuse 250.
+	if err := b.UpdateIntent(ctx, "t2", exgate.IntentOutcome{State: exgate.IntentFinal, Answer: exgate.AnswerError, Response: []byte(`{"code":"ORDER_REJECTED"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	reserve(a, "t6", "250", "")
+	u, err := b.RiskUsage(ctx, "k1", "2030-01-02")
+	if err != nil || u.DailyNotional.String() != "950" || u.OpenOrders != 3 {
+		t.Fatalf("usage = %+v, %v; want 950 USD and 3 open (t1, t4, t6)", u, err)
+	}
+}
+
 // testConcurrentRiskReservations: 40 orders of 30 USD each on two
 // instances against a daily notional of 500: exactly 16 are reserved,
 // whatever the interleaving.

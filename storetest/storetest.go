@@ -75,6 +75,7 @@ func Run(t *testing.T, open func(t *testing.T) exgate.Store) {
 		{"RiskHalts", s.testRiskHalts},
 		{"RiskReservations", s.testRiskReservations},
 		{"RiskSettlementHint", s.testRiskSettlementHint},
+		{"RiskFiguresOfTwoStores", s.testRiskFiguresOfTwoStores},
 		{"ConcurrentRiskReservations", s.testConcurrentRiskReservations},
 	}
 	for _, tc := range tests {

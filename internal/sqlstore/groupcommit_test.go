@@ -189,6 +189,34 @@ func TestGroupCommitCanceledCaller(t *testing.T) {
 	}
 }
 
+// TestStatementsOutliveTheirCaller: a caller whose context ends while its
+// work runs in a shared transaction still has its statements run (the
+// store's txExec and txQueryRow), so that neither it nor the work of the
+// others in the batch is lost to an interrupted statement.
+func TestStatementsOutliveTheirCaller(t *testing.T) {
+	db := groupDB(t)
+	g := newGroupCommit(db, true)
+	s := &Store{}
+	ctx, cancel := context.WithCancel(t.Context())
+	hangUp := func(tx *sql.Tx) error {
+		cancel()
+		if _, err := s.txExec(ctx, tx, `INSERT INTO t (k) VALUES ($1)`, "gone"); err != nil {
+			return err
+		}
+		var n int
+		return s.txQueryRow(ctx, tx, `SELECT count(*) FROM t WHERE k = $1`, "gone").Scan(&n)
+	}
+	if err := g.do(ctx, hangUp); err != nil {
+		t.Fatalf("a work whose caller hung up during it: %v", err)
+	}
+	if err := g.do(t.Context(), insert("next")); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(t, db); !slices.Equal(got, []string{"gone", "next"}) {
+		t.Errorf("rows %v, want [gone next]", got)
+	}
+}
+
 // waitDeferred waits until n works wait for a batch to join.
 func waitDeferred(t *testing.T, g *groupCommit, n int) {
 	t.Helper()

@@ -25,6 +25,9 @@ type keyFigures struct {
 	open                 int64
 	day                  string
 	notional, withdrawal decimal.Decimal
+	// notionalText and withdrawalText are the two figures as the row
+	// holds them, which a conditional write compares (updateFigures).
+	notionalText, withdrawalText string
 }
 
 // lockRiskKey locks the key's risk_keys row until the transaction ends
@@ -55,15 +58,14 @@ func (s *Store) lockRiskKey(ctx context.Context, tx *sql.Tx, apiKey string) (key
 // when it has none.
 func (s *Store) readRiskKey(ctx context.Context, tx *sql.Tx, apiKey string) (keyFigures, error) {
 	var f keyFigures
-	var n, w string
 	// On SQLite LockRow is empty and the statement is lockRiskKeySQL
 	// itself, kept prepared (stmts.go).
-	if err := s.txQueryRow(ctx, tx, lockRiskKeySQL+s.d.LockRow, apiKey).Scan(&f.open, &f.day, &n, &w); err != nil {
+	if err := s.txQueryRow(ctx, tx, lockRiskKeySQL+s.d.LockRow, apiKey).Scan(&f.open, &f.day, &f.notionalText, &f.withdrawalText); err != nil {
 		return f, err
 	}
 	var err error
-	if f.notional, err = decimal.NewFromString(n); err == nil {
-		f.withdrawal, err = decimal.NewFromString(w)
+	if f.notional, err = decimal.NewFromString(f.notionalText); err == nil {
+		f.withdrawal, err = decimal.NewFromString(f.withdrawalText)
 	}
 	if err != nil {
 		return f, fmt.Errorf("risk figures of %s: %w", apiKey, err)
@@ -77,16 +79,56 @@ const (
 	lockRiskKeySQL   = `SELECT open_orders, day, notional, withdrawal FROM risk_keys WHERE api_key = $1`
 	createRiskKeySQL = `INSERT INTO risk_keys (api_key, open_orders, day, notional, withdrawal) VALUES ($1, 0, '', '0', '0')
 		ON CONFLICT (api_key) DO NOTHING`
-	writeFiguresSQL     = `UPDATE risk_keys SET open_orders = $1, day = $2, notional = $3, withdrawal = $4 WHERE api_key = $5`
+	writeFiguresSQL = `UPDATE risk_keys SET open_orders = $1, day = $2, notional = $3, withdrawal = $4 WHERE api_key = $5`
+	swapFiguresSQL  = `UPDATE risk_keys SET open_orders = $1, day = $2, notional = $3, withdrawal = $4
+		WHERE api_key = $5 AND open_orders = $6 AND day = $7 AND notional = $8 AND withdrawal = $9`
 	updateIntentRiskSQL = `UPDATE intents SET risk = $1 WHERE id = $2`
 )
 
-// writeFigures writes a key's row back.
-func (s *Store) writeFigures(ctx context.Context, tx *sql.Tx, apiKey string, f keyFigures) error {
-	if _, err := s.txExec(ctx, tx, writeFiguresSQL, f.open, f.day, f.notional.String(), f.withdrawal.String(), apiKey); err != nil {
-		return fmt.Errorf("risk figures: %w", err)
+// updateFigures applies change to the key's figures and writes them back,
+// in the transaction tx. When this store knows the row as it last wrote
+// or read it (Store.figures), change works on that and the write is one
+// conditional UPDATE that takes effect only if the row still holds it:
+// one statement per reservation instead of a locking read and a write.
+// When the row holds something else (another instance, or a transaction
+// that did not commit, wrote it since), or change refuses on figures that
+// may be stale, the row is read and locked and change runs again on what
+// it holds. change must work only on the figures it is given.
+func (s *Store) updateFigures(ctx context.Context, tx *sql.Tx, apiKey string, change func(*keyFigures) error) (keyFigures, error) {
+	if v, ok := s.figures.Load(apiKey); ok {
+		known := v.(keyFigures)
+		f := known
+		if change(&f) == nil {
+			f.notionalText, f.withdrawalText = f.notional.String(), f.withdrawal.String()
+			res, err := s.txExec(ctx, tx, swapFiguresSQL, f.open, f.day, f.notionalText, f.withdrawalText, apiKey,
+				known.open, known.day, known.notionalText, known.withdrawalText)
+			if err != nil {
+				s.figures.Delete(apiKey)
+				return f, fmt.Errorf("risk figures: %w", err)
+			}
+			if n, err := res.RowsAffected(); err == nil && n == 1 {
+				s.figures.Store(apiKey, f)
+				return f, nil
+			}
+		}
+		s.figures.Delete(apiKey)
 	}
-	return nil
+	known, err := s.lockRiskKey(ctx, tx, apiKey)
+	if err != nil {
+		return known, err
+	}
+	s.figures.Store(apiKey, known)
+	f := known
+	if err := change(&f); err != nil {
+		return f, err
+	}
+	f.notionalText, f.withdrawalText = f.notional.String(), f.withdrawal.String()
+	if _, err := s.txExec(ctx, tx, writeFiguresSQL, f.open, f.day, f.notionalText, f.withdrawalText, apiKey); err != nil {
+		s.figures.Delete(apiKey)
+		return f, fmt.Errorf("risk figures: %w", err)
+	}
+	s.figures.Store(apiKey, f)
+	return f, nil
 }
 
 // storedReservation is an intent's reservation as its risk column holds
@@ -125,31 +167,30 @@ func storedRisk(r *exgate.RiskReservation) (*string, error) {
 
 // reserveRisk checks and makes the reservation of an intent inside the
 // transaction that records it, after the intent's INSERT (which wrote the
-// reservation in its risk column): two statements, lock and read the
-// key's row, write it back. A refusal fails the transaction, intent and
+// reservation in its risk column): one conditional write of the key's row
+// as this store knows it, or a locking read and a write (updateFigures). A refusal fails the transaction, intent and
 // all.
 func (s *Store) reserveRisk(ctx context.Context, tx *sql.Tx, in exgate.Intent) error {
 	r := in.Risk
-	f, err := s.lockRiskKey(ctx, tx, in.ClientAPIKey)
+	f, err := s.updateFigures(ctx, tx, in.ClientAPIKey, func(f *keyFigures) error {
+		if r.Day > f.day {
+			// A new UTC day starts the daily figures afresh.
+			f.day, f.notional, f.withdrawal = r.Day, decimal.Zero, decimal.Zero
+		}
+		if err := r.Check(in.Kind, exgate.RiskUsage{Day: f.day, DailyNotional: f.notional, DailyWithdrawal: f.withdrawal, OpenOrders: f.open}); err != nil {
+			return err
+		}
+		if in.Kind == exgate.IntentWithdrawal {
+			f.withdrawal = f.withdrawal.Add(r.Notional)
+		} else {
+			f.notional = f.notional.Add(r.Notional)
+		}
+		if r.Open {
+			f.open++
+		}
+		return nil
+	})
 	if err != nil {
-		return err
-	}
-	if r.Day > f.day {
-		// A new UTC day starts the daily figures afresh.
-		f.day, f.notional, f.withdrawal = r.Day, decimal.Zero, decimal.Zero
-	}
-	if err := r.Check(in.Kind, exgate.RiskUsage{Day: f.day, DailyNotional: f.notional, DailyWithdrawal: f.withdrawal, OpenOrders: f.open}); err != nil {
-		return err
-	}
-	if in.Kind == exgate.IntentWithdrawal {
-		f.withdrawal = f.withdrawal.Add(r.Notional)
-	} else {
-		f.notional = f.notional.Add(r.Notional)
-	}
-	if r.Open {
-		f.open++
-	}
-	if err := s.writeFigures(ctx, tx, in.ClientAPIKey, f); err != nil {
 		return err
 	}
 	if r.Day < f.day {
@@ -205,32 +246,31 @@ func (s *Store) settleRisk(ctx context.Context, tx *sql.Tx, id, apiKey string, k
 	if !known || (charge.Equal(r.Notional) && open == r.Open) {
 		return nil
 	}
-	// The intent's row is locked by the UPDATE that returned its
-	// reservation, so no other settlement of it runs meanwhile; the key's
-	// row is locked next, as a reservation locks it.
-	f, err := s.lockRiskKey(ctx, tx, apiKey)
-	if err != nil {
-		return err
-	}
 	if used {
 		sr = storedOf(r)
 	}
-	if sr.Day == f.day {
-		// A past day's figures are gone; only its open orders still count.
-		delta := charge.Sub(r.Notional)
-		if kind == exgate.IntentWithdrawal {
-			f.withdrawal = f.withdrawal.Add(delta)
-		} else {
-			f.notional = f.notional.Add(delta)
+	// The intent's row is locked by the UPDATE that returned its
+	// reservation, so no other settlement of it runs meanwhile; the key's
+	// row is written next, as a reservation writes it.
+	_, err := s.updateFigures(ctx, tx, apiKey, func(f *keyFigures) error {
+		if sr.Day == f.day {
+			// A past day's figures are gone; only its open orders still count.
+			delta := charge.Sub(r.Notional)
+			if kind == exgate.IntentWithdrawal {
+				f.withdrawal = f.withdrawal.Add(delta)
+			} else {
+				f.notional = f.notional.Add(delta)
+			}
 		}
-	}
-	switch {
-	case r.Open && !open:
-		f.open--
-	case !r.Open && open:
-		f.open++
-	}
-	if err := s.writeFigures(ctx, tx, apiKey, f); err != nil {
+		switch {
+		case r.Open && !open:
+			f.open--
+		case !r.Open && open:
+			f.open++
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	sr.Charge, sr.Open = charge, open

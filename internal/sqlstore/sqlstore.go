@@ -112,6 +112,10 @@ type Store struct {
 	// risk row, and on PostgreSQL it must not run in after's transaction
 	// while journal's holds that row (the two would wait for each other).
 	reserved sync.Map
+	// figures holds each client key's risk_keys row (keyFigures) as this
+	// store last read or wrote it: a reservation writes the row on the
+	// condition that it still holds that, in one statement (risk.go).
+	figures sync.Map
 	// stmts, when set, keeps statements prepared (Dialect.CacheStatements).
 	stmts *stmtCache
 }
@@ -302,7 +306,8 @@ func (s *Store) execStmt(ctx context.Context, tx *sql.Tx, none error, query stri
 
 // execOne runs a statement in tx and returns none when it affected no row.
 func execOne(ctx context.Context, tx *sql.Tx, none error, query string, args ...any) error {
-	res, err := tx.ExecContext(ctx, query, args...)
+	// Run to its end, as txExec's statements (stmts.go).
+	res, err := tx.ExecContext(context.WithoutCancel(ctx), query, args...)
 	if err != nil {
 		return err
 	}

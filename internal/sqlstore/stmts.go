@@ -27,7 +27,7 @@ type stmtCache struct {
 // transactions (groupcommit.go) on every order.
 var writeStmts = []string{
 	insertIntent, updateIntentSQL, updateIntentDueSQL, scheduleIntentSQL, insertAuditSQL,
-	lockRiskKeySQL, createRiskKeySQL, writeFiguresSQL, updateIntentRiskSQL,
+	lockRiskKeySQL, createRiskKeySQL, writeFiguresSQL, swapFiguresSQL, updateIntentRiskSQL,
 	savepointSQL, releaseSQL, rollbackToSQL,
 }
 
@@ -98,8 +98,18 @@ func (c *stmtCache) close() {
 	}
 }
 
+// The statements of a write transaction run to their end even when their
+// caller's context ends meanwhile (context.WithoutCancel): they are
+// short, and the transaction may be shared (groupcommit.go), where a
+// statement interrupted for one caller who hung up would make SQLite
+// roll back every caller's work with it. A caller whose context ended
+// before its work began is left out of the batch instead. It also spares
+// each statement the watch that modernc.org/sqlite keeps on a context
+// that can end (a goroutine and a progress handler per statement).
+
 // txExec runs query in tx, prepared when it is kept.
 func (s *Store) txExec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	ctx = context.WithoutCancel(ctx)
 	if st := s.stmts.inTx(ctx, tx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -108,6 +118,7 @@ func (s *Store) txExec(ctx context.Context, tx *sql.Tx, query string, args ...an
 
 // txQueryRow runs query in tx, prepared when it is kept.
 func (s *Store) txQueryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	ctx = context.WithoutCancel(ctx)
 	if st := s.stmts.inTx(ctx, tx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
