@@ -177,7 +177,11 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if *withRisk {
 			for _, v := range riskVariants {
 				dir := dataDir + "/" + v.dir
-				u, keys, stop, err := startGateway(false, 0, 0, dir)
+				var age time.Duration
+				if v.shareBooks {
+					age = *maxAge
+				}
+				u, keys, stop, err := startGateway(v.shareBooks, age, 0, dir)
 				if err != nil {
 					return err
 				}

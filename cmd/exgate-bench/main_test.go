@@ -87,6 +87,7 @@ func TestCompareOrdersRisk(t *testing.T) {
 		"round 2: gateway (+band) against the control: added latency",
 		"mean over 2 rounds: gateway (limits) against the control",
 		"mean over 2 rounds: gateway (+band) against the control",
+		"mean over 2 rounds: gateway (+band, max-age) against the control",
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
@@ -99,7 +100,7 @@ func TestCompareOrdersRisk(t *testing.T) {
 			order = append(order, line[:strings.Index(line, ")")+1])
 		}
 	}
-	want := []string{"gateway (control)", "gateway (limits)", "gateway (+band)", "gateway (limits)", "gateway (+band)", "gateway (control)"}
+	want := []string{"gateway (control)", "gateway (limits)", "gateway (+band)", "gateway (+band, max-age)", "gateway (limits)", "gateway (+band)", "gateway (+band, max-age)", "gateway (control)"}
 	if strings.Join(order, ",") != strings.Join(want, ",") {
 		t.Errorf("measured in the order %q, want %q", order, want)
 	}

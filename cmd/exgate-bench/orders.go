@@ -199,25 +199,20 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 			return errors.New("errors during the measurement; the ratios would mean nothing")
 		}
 		proxyAdded, gwAdded := p.P50-d.P50, g.P50-d.P50
-		// The variants take turns in the order they are measured in (round
-		// r starts with variant r mod n), so that over n rounds each is
-		// measured once in each place; each is compared with the plain
-		// gateway and with the control (a second gateway without limits)
-		// of the same round.
-		vres := make([]loadtest.Result, len(b.variants))
-		for k := range b.variants {
-			i := (k + round) % len(b.variants)
-			r, err := measure(b.variants[i].name, variants[i], loadtest.Config{})
-			if err != nil {
-				return err
-			}
-			if r.Errors > 0 {
-				return fmt.Errorf("%s: %d errors %v during the measurement", b.variants[i].name, r.Errors, r.Statuses)
-			}
-			vres[i] = r
+		// The variants take turns: the round's time is cut into
+		// variantTurns turns, and in each turn every variant runs for its
+		// share, in an order that moves by one each turn (and each round),
+		// so that all of them see the same machine, whose speed drifts by
+		// more than the few percent compared here within seconds. Each is
+		// compared with the plain gateway and with the control (a second
+		// gateway without limits) of the same round.
+		vres, err := b.measureTurns(round, variants, measure, stderr)
+		if err != nil {
+			return err
 		}
 		for i, v := range b.variants {
 			r := vres[i]
+			fmt.Fprintf(stdout, "%-16s %s (means of %d turns)\n", v.name, r, variantTurns)
 			added := r.P50 - d.P50
 			fmt.Fprintf(stdout, "round %d: %s: added over direct %s vs the gateway's %s = %+.1f%%; throughput %.3fx the gateway's\n",
 				round+1, v.name, roundDur(added), roundDur(gwAdded), 100*(float64(added)/float64(max(gwAdded, time.Microsecond))-1), r.RPS()/g.RPS())
@@ -257,18 +252,64 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 	return nil
 }
 
-// riskVariants are the gateways --risk measures, taking turns in each
-// round's order: a second gateway without limits (the control: what a
-// gateway measured beside the others gets without any risk check), every client key with the limits an order
-// needs no market data for (a USDT pair), and with a price band too, which
-// reads the pair's book for each order.
+// variantTurns is how many turns the variants take in each round.
+const variantTurns = 8
+
+// measureTurns measures the variants in turns (variantTurns of them, each
+// variant running for its share of b.dur per turn, the order moving by
+// one each turn) and returns each variant's requests and errors summed
+// over its turns, with, as its latencies, the means of its turns'.
+func (b orderBench) measureTurns(round int, targets []loadtest.Target,
+	measure func(string, loadtest.Target, loadtest.Config) (loadtest.Result, error), stderr io.Writer) ([]loadtest.Result, error) {
+	n := len(targets)
+	slice := max(b.dur/variantTurns, 50*time.Millisecond)
+	for k := range n {
+		i := (k + round) % n
+		fmt.Fprintf(stderr, "%s: %d clients, %d turns of %s\n", b.variants[i].name, b.conc, variantTurns, slice)
+	}
+	out := make([]loadtest.Result, n)
+	for turn := range variantTurns {
+		for k := range n {
+			i := (k + round + turn) % n
+			r, err := measure("", targets[i], loadtest.Config{Duration: slice})
+			if err != nil {
+				return nil, err
+			}
+			if r.Errors > 0 {
+				return nil, fmt.Errorf("%s: %d errors %v during the measurement", b.variants[i].name, r.Errors, r.Statuses)
+			}
+			o := &out[i]
+			o.Requests += r.Requests
+			o.Elapsed += r.Elapsed
+			o.P50 += r.P50 / variantTurns
+			o.P90 += r.P90 / variantTurns
+			o.P99 += r.P99 / variantTurns
+			o.P999 += r.P999 / variantTurns
+			o.Max = max(o.Max, r.Max)
+		}
+	}
+	return out, nil
+}
+
+// riskVariants are the gateways --risk measures, taking turns (see
+// measureTurns): a second gateway without limits (the control: what a
+// gateway measured beside the others gets without any risk check); every
+// client key with the limits an order needs no market data for (a USDT
+// pair); the same with a price band, which reads the pair's book for each
+// order; and the band again on a gateway that shares books at most
+// --max-age old (--market-data-max-age).
 var riskVariants = []struct {
 	name, dir string
 	limits    exgate.RiskLimits
+	// shareBooks starts the gateway with --market-data-max-age (the
+	// bench's --max-age) and coalescing, so that the band's book reads
+	// share a book at most that old.
+	shareBooks bool
 }{
-	{"gateway (control)", "control", exgate.RiskLimits{}},
-	{"gateway (limits)", "risk", benchLimits(false)},
-	{"gateway (+band)", "band", benchLimits(true)},
+	{"gateway (control)", "control", exgate.RiskLimits{}, false},
+	{"gateway (limits)", "risk", benchLimits(false), false},
+	{"gateway (+band)", "band", benchLimits(true), false},
+	{"gateway (+band, max-age)", "band-age", benchLimits(true), true},
 }
 
 // benchLimits are limits no bench order passes: BTC/USDT only, 1000 USD
