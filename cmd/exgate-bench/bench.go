@@ -76,6 +76,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	maxAge := fs.Duration("max-age", 250*time.Millisecond, "market-data max age of the hot-data gateway (--market-data-max-age)")
 	overhead := fs.Bool("overhead", false, "measure only what metrics and the audit trail cost: the gateway without and with them, side by side")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (load tool, proxy, gateway and upstream) to this file")
+	profileDir := fs.String("profile-dir", "", "order routes: write a CPU profile of each measurement of direct, proxy and gateway (the whole process while it runs) to this directory, as NN-name.prof")
 	databaseURL := fs.String("database-url", "", "postgres://… (with search_path set to a schema of its own) to give the gateways a PostgreSQL store instead of SQLite in a temporary directory")
 	withRisk := fs.Bool("risk", false, "order routes: also measure gateways whose client keys have risk limits (docs/risk.md), side by side with the one without")
 	syncDir := fs.String("sync-dir", "", "a directory on the store's disk, where the order routes measure fdatasync (default: the SQLite store's temporary directory; give PostgreSQL's data directory's disk when it is another)")
@@ -85,6 +86,9 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if *route != "klines" && *route != "market" && *route != "limit" {
 		return fmt.Errorf("--route %q: want klines, market or limit", *route)
+	}
+	if *profileDir != "" && (*cpuProfile != "" || *route == "klines") {
+		return errors.New("--profile-dir: for the order routes (market, limit), and not with --cpuprofile (one CPU profile at a time)")
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
@@ -200,7 +204,7 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			route: *route, conc: *conc, dur: *dur, rounds: *rounds,
 			upstream: up.URL, accounts: accounts,
 			proxyURL: proxyURL, gatewayURL: gwURL, keys: gwKeys, variants: variants,
-			syncDir: cmp.Or(*syncDir, dataDir),
+			syncDir: cmp.Or(*syncDir, dataDir), profileDir: *profileDir,
 		}, stdout, stderr)
 	}
 	fullURL, fullKey, stopFull, err := startGateway(false, 0, -1, dataDir+"/full")

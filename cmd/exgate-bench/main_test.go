@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -53,10 +55,20 @@ func TestCompareOrders(t *testing.T) {
 		t.Skip("starts a fake Binance with 512 accounts and a gateway")
 	}
 	var stdout bytes.Buffer
-	err := run(t.Context(), []string{"compare", "--route", "market", "--duration", "200ms", "--concurrency", "2"},
+	profiles := t.TempDir()
+	err := run(t.Context(), []string{"compare", "--route", "market", "--duration", "200ms", "--concurrency", "2", "--profile-dir", profiles},
 		func(string) string { return "" }, &stdout, io.Discard)
 	if err != nil {
 		t.Fatalf("compare --route market: %v\n%s", err, stdout.String())
+	}
+	// One CPU profile for each measurement of the round.
+	for _, name := range []string{"direct-upstream", "bare-proxy", "gateway"} {
+		m, _ := filepath.Glob(filepath.Join(profiles, "*-"+name+".prof"))
+		if len(m) != 1 {
+			t.Errorf("profiles of %s: %v, want one", name, m)
+		} else if fi, err := os.Stat(m[0]); err != nil || fi.Size() == 0 {
+			t.Errorf("profile %s: %v, %v", m[0], fi, err)
+		}
 	}
 	for _, want := range []string{"POST /v1/order/market", "bare proxy", "gateway", "round 1: median latency"} {
 		if !strings.Contains(stdout.String(), want) {

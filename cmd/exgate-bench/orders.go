@@ -10,7 +10,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -39,6 +41,9 @@ type orderBench struct {
 	syncDir string
 	// variants are more gateways measured beside the first (--risk).
 	variants []orderVariant
+	// profileDir, when set, receives a CPU profile of each of the round's
+	// measurements of direct, proxy and gateway (--profile-dir).
+	profileDir string
 }
 
 // orderVariant is a gateway measured beside the plain one, the same way.
@@ -154,6 +159,13 @@ func compareOrders(ctx context.Context, b orderBench, stdout, stderr io.Writer) 
 		if name != "" {
 			fmt.Fprintf(stderr, "%s: %d clients for %s\n", name, b.conc, b.dur)
 			cfg.Duration, cfg.Progress = b.dur, stderr
+		}
+		if b.profileDir != "" && name != "" {
+			stop, err := startCPUProfile(filepath.Join(b.profileDir, fmt.Sprintf("%02d-%s.prof", run, strings.ReplaceAll(name, " ", "-"))))
+			if err != nil {
+				return loadtest.Result{}, err
+			}
+			defer stop()
 		}
 		r, err := loadtest.Run(ctx, cfg)
 		if err == nil && name != "" {
