@@ -128,19 +128,22 @@ func orderJSON(t *testing.T, status exgate.OrderStatus, qty, executed string) []
 	return b
 }
 
+// wantUsage checks key k1's usage of 2030-01-02 (riskIntent's day).
+func (e env) wantUsage(t *testing.T, wantNotional string, wantOpen int64) {
+	t.Helper()
+	u, err := e.RiskUsage(t.Context(), "k1", "2030-01-02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.DailyNotional.String() != wantNotional || u.OpenOrders != wantOpen {
+		t.Fatalf("usage = %s USD, %d open; want %s, %d", u.DailyNotional, u.OpenOrders, wantNotional, wantOpen)
+	}
+}
+
 func (s suite) testRiskReservations(t *testing.T) {
 	e := s.newEnv(t)
 	ctx := t.Context()
-	usage := func(wantNotional string, wantOpen int64) {
-		t.Helper()
-		u, err := e.RiskUsage(ctx, "k1", "2030-01-02")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if u.DailyNotional.String() != wantNotional || u.OpenOrders != wantOpen {
-			t.Fatalf("usage = %s USD, %d open; want %s, %d", u.DailyNotional, u.OpenOrders, wantNotional, wantOpen)
-		}
-	}
+	usage := func(wantNotional string, wantOpen int64) { t.Helper(); e.wantUsage(t, wantNotional, wantOpen) }
 	max := usd("1000")
 	if err := e.CreateIntent(ctx, riskIntent("r1", "600", max, count(2))); err != nil {
 		t.Fatal(err)
@@ -249,16 +252,7 @@ func (s suite) testRiskReservations(t *testing.T) {
 func (s suite) testRiskSettlementHint(t *testing.T) {
 	e := s.newEnv(t)
 	ctx := t.Context()
-	usage := func(want string, wantOpen int64) {
-		t.Helper()
-		u, err := e.RiskUsage(ctx, "k1", "2030-01-02")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if u.DailyNotional.String() != want || u.OpenOrders != wantOpen {
-			t.Fatalf("usage = %s USD, %d open; want %s, %d", u.DailyNotional, u.OpenOrders, want, wantOpen)
-		}
-	}
+	usage := func(want string, wantOpen int64) { t.Helper(); e.wantUsage(t, want, wantOpen) }
 	h1 := riskIntent("h1", "600", nil, nil)
 	if err := e.CreateIntent(ctx, h1); err != nil {
 		t.Fatal(err)
