@@ -168,8 +168,8 @@ func storedRisk(r *exgate.RiskReservation) (*string, error) {
 // reserveRisk checks and makes the reservation of an intent inside the
 // transaction that records it, after the intent's INSERT (which wrote the
 // reservation in its risk column): one conditional write of the key's row
-// as this store knows it, or a locking read and a write (updateFigures). A refusal fails the transaction, intent and
-// all.
+// as this store knows it, or a locking read and a write (updateFigures).
+// A refusal fails the transaction, intent and all.
 func (s *Store) reserveRisk(ctx context.Context, tx *sql.Tx, in exgate.Intent) error {
 	r := in.Risk
 	f, err := s.updateFigures(ctx, tx, in.ClientAPIKey, func(f *keyFigures) error {
