@@ -89,7 +89,7 @@ type Options struct {
 type Exchange struct {
 	c       *client
 	log     *slog.Logger
-	markets *markets
+	markets *rest.Markets[*pair]
 	coins   *coinCache
 	stream  streamOptions
 
@@ -117,7 +117,7 @@ func New(opts Options) *Exchange {
 	return &Exchange{
 		c:       c,
 		log:     t.Log,
-		markets: &markets{c: c, ttl: rest.PositiveOr(opts.MarketsTTL, 10*time.Minute), minRefresh: time.Minute},
+		markets: newMarkets(c, rest.PositiveOr(opts.MarketsTTL, 10*time.Minute)),
 		coins:   &coinCache{c: c, ttl: rest.PositiveOr(opts.CoinsTTL, 10*time.Minute), entries: map[string]*coinEntry{}},
 		stream:  newStreamOptions(opts),
 	}

@@ -2,11 +2,9 @@ package bybit
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/internal/rest"
@@ -87,125 +85,40 @@ func pairOf(r instrumentJSON) *pair {
 	return p
 }
 
-// pairSet is one fetch of the instrument list.
-type pairSet struct {
-	bySym   map[exgate.Symbol]*pair
-	byID    map[string]*pair
-	fetched time.Time
-}
-
-// markets caches the spot instrument list, shared by all requests and
-// credentials: loaded on first use, refreshed in the background once older
-// than ttl, reloaded at once when a pair is not found and the list is
-// older than minRefresh (a new listing).
-type markets struct {
-	c          *client
-	ttl        time.Duration
-	minRefresh time.Duration
-	set        atomic.Pointer[pairSet]
-	group      singleflight.Group
-	refreshing atomic.Bool
-}
-
-// load fetches the instrument list (one fetch in flight at a time). Spot
+// newMarkets caches Bybit's spot instrument list (rest.Markets): loaded on
+// first use, refreshed in the background once older than ttl, reloaded at
+// once for a pair it does not hold when older than a minute. Spot
 // instruments come in one page: limit and cursor do not apply to spot.
-func (m *markets) load(ctx context.Context) (*pairSet, error) {
-	ch := m.group.DoChan("instruments", func() (any, error) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		var ps rest.Params
-		ps.Add("category", "spot")
-		rows, err := rest.Fetch(ctx, m.c.do, request{ep: epInstruments, params: ps}, parseInstruments)
-		if err != nil {
-			return nil, err
-		}
-		set := &pairSet{bySym: make(map[exgate.Symbol]*pair, len(rows)), byID: make(map[string]*pair, len(rows)), fetched: m.c.Now()}
-		for _, r := range rows {
-			p := pairOf(r)
-			set.bySym[p.sym] = p
-			set.byID[p.id] = p
-		}
-		m.set.Store(set)
-		return set, nil
-	})
-	return rest.Await[*pairSet](ctx, ch, "bybit instruments")
-}
-
-// current returns the cached list, loading it on first use and starting a
-// background refresh when it is older than ttl.
-func (m *markets) current(ctx context.Context) (*pairSet, error) {
-	set := m.set.Load()
-	if set == nil {
-		return m.load(ctx)
-	}
-	if m.c.Now().Sub(set.fetched) > m.ttl && m.refreshing.CompareAndSwap(false, true) {
-		go func() {
-			defer m.refreshing.Store(false)
-			if _, err := m.load(context.WithoutCancel(ctx)); err != nil {
-				m.c.Log.WarnContext(ctx, "bybit instruments not refreshed; keeping the cached list", "err", err)
+func newMarkets(c *client, ttl time.Duration) *rest.Markets[*pair] {
+	return &rest.Markets[*pair]{
+		Exchange: "bybit", What: "bybit instruments", TTL: ttl, MinRefresh: time.Minute, Now: c.Now, Log: c.Log,
+		Key: func(p *pair) (exgate.Symbol, string) { return p.sym, p.id },
+		Fetch: func(ctx context.Context) ([]*pair, error) {
+			var ps rest.Params
+			ps.Add("category", "spot")
+			rows, err := rest.Fetch(ctx, c.do, request{ep: epInstruments, params: ps}, parseInstruments)
+			if err != nil {
+				return nil, err
 			}
-		}()
+			out := make([]*pair, 0, len(rows))
+			for _, r := range rows {
+				out = append(out, pairOf(r))
+			}
+			return out, nil
+		},
 	}
-	return set, nil
 }
 
-// lookup finds the pair of sym. A pair that exists only the other way
-// round is UNKNOWN_SYMBOL naming the inverse.
-func (m *markets) lookup(ctx context.Context, sym exgate.Symbol) (*pair, error) {
-	set, err := m.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if p, ok := set.bySym[sym]; ok {
-		return p, nil
-	}
-	if m.c.Now().Sub(set.fetched) > m.minRefresh {
-		if set, err = m.load(ctx); err != nil {
-			return nil, err
-		}
-		if p, ok := set.bySym[sym]; ok {
-			return p, nil
-		}
-	}
-	if inv, ok := set.bySym[sym.Inverse()]; ok {
-		return nil, exgate.Errorf(exgate.CodeUnknownSymbol,
-			"bybit does not list %s; it lists the inverse pair %s (asset1 %s, asset2 %s)", sym, inv.sym, inv.sym.Base, inv.sym.Quote)
-	}
-	return nil, exgate.Errorf(exgate.CodeUnknownSymbol, "bybit does not list %s", sym)
-}
-
-// byID finds a pair by Bybit's symbol (BTCUSDT), for orders and fills
+// pairByID finds a pair by Bybit's symbol (BTCUSDT), for orders and fills
 // listed across pairs; nil when the cached list does not hold it.
-func (m *markets) byID(ctx context.Context, id string) (*pair, error) {
-	set, err := m.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return set.byID[id], nil
+func (e *Exchange) pairByID(ctx context.Context, id string) (*pair, error) {
+	p, _, err := e.markets.ByID(ctx, id)
+	return p, err
 }
 
 // Symbols lists Bybit's spot instruments (GET /v5/market/instruments-info
 // category=spot, cached) with their steps and minimums; of f.Symbol only
 // when it is set (none when Bybit does not list it that way round).
 func (e *Exchange) Symbols(ctx context.Context, cred exgate.Credential, f exgate.SymbolFilter) ([]exgate.SymbolInfo, error) {
-	out := []exgate.SymbolInfo{}
-	if (f.Symbol != exgate.Symbol{}) {
-		p, err := e.markets.lookup(ctx, f.Symbol)
-		switch {
-		case exgate.ErrorCode(err) == exgate.CodeUnknownSymbol:
-			return out, nil
-		case err != nil:
-			return nil, err
-		}
-		return append(out, p.info()), nil
-	}
-	set, err := e.markets.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range set.bySym {
-		out = append(out, p.info())
-	}
-	exgate.SortSymbols(out)
-	return out, nil
+	return e.markets.Symbols(ctx, f.Symbol, (*pair).info)
 }

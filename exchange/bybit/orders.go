@@ -118,7 +118,7 @@ func (e *Exchange) planMarket(ctx context.Context, p *pair, req exgate.OrderRequ
 // executes, so the order is read back by its id for its status and fills;
 // a read that fails leaves it PENDING (the journal reconciles).
 func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest) (exgate.Order, error) {
-	p, err := rest.PrepareOrder(ctx, req, clientIDRule, true, e.markets.lookup)
+	p, err := rest.PrepareOrder(ctx, req, clientIDRule, true, e.markets.Lookup)
 	if err != nil {
 		return exgate.Order{}, err
 	}
@@ -233,7 +233,7 @@ func (e *Exchange) QueryOrder(ctx context.Context, cred exgate.Credential, q exg
 	if err := clientIDRule.Check(q.ClientOrderID, false); err != nil {
 		return exgate.Order{}, err
 	}
-	p, err := e.markets.lookup(ctx, q.Symbol)
+	p, err := e.markets.Lookup(ctx, q.Symbol)
 	if err != nil {
 		return exgate.Order{}, err
 	}
@@ -368,7 +368,7 @@ func (e *Exchange) checkLimit(ctx context.Context, req exgate.LimitOrderRequest)
 	if err := req.Validate(); err != nil {
 		return nil, decimal.Decimal{}, err
 	}
-	p, err := e.markets.lookup(ctx, req.Symbol)
+	p, err := e.markets.Lookup(ctx, req.Symbol)
 	if err != nil {
 		return nil, decimal.Decimal{}, err
 	}
@@ -466,7 +466,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		return e.limitAsSent(p, *req.Limit, qty, exgate.OrderTest, ""), nil
 	case req.Market != nil:
 		r := *req.Market
-		p, err := rest.PrepareOrder(ctx, r, clientIDRule, false, e.markets.lookup)
+		p, err := rest.PrepareOrder(ctx, r, clientIDRule, false, e.markets.Lookup)
 		if err != nil {
 			return exgate.Order{}, err
 		}
@@ -515,7 +515,7 @@ func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req 
 	default:
 		return exgate.Order{}, fmt.Errorf("bybit: cancel without an order id: %w", exgate.ErrNotFound)
 	}
-	p, err := e.markets.lookup(ctx, req.Symbol)
+	p, err := e.markets.Lookup(ctx, req.Symbol)
 	if err != nil {
 		return exgate.Order{}, err
 	}
@@ -583,7 +583,7 @@ func (e *Exchange) OpenOrders(ctx context.Context, cred exgate.Credential, f exg
 	var p *pair
 	if (f.Symbol != exgate.Symbol{}) {
 		var err error
-		if p, err = e.markets.lookup(ctx, f.Symbol); err != nil {
+		if p, err = e.markets.Lookup(ctx, f.Symbol); err != nil {
 			return nil, err
 		}
 		ps.Add("symbol", p.id)
@@ -613,15 +613,15 @@ func (e *Exchange) OpenOrders(ctx context.Context, cred exgate.Credential, f exg
 // missing from the cached list is an error (Bybit's symbols do not say
 // where the base ends).
 func (e *Exchange) pairOf(ctx context.Context, symbol string) (*pair, error) {
-	p, err := e.markets.byID(ctx, symbol)
+	p, err := e.pairByID(ctx, symbol)
 	if err != nil {
 		return nil, err
 	}
 	if p == nil {
-		if _, err := e.markets.load(ctx); err != nil {
+		if _, err := e.markets.Load(ctx); err != nil {
 			return nil, err
 		}
-		if p, err = e.markets.byID(ctx, symbol); err != nil {
+		if p, err = e.pairByID(ctx, symbol); err != nil {
 			return nil, err
 		}
 	}
@@ -656,7 +656,7 @@ func limitOf(n int) int { return rest.Limit(n, exgate.DefaultRecentLimit, exgate
 // cancelled and rejected orders without fills there for 24 hours only),
 // merged by orderId. Orders placed outside the gateway are included.
 func (e *Exchange) RecentOrders(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Order, error) {
-	p, err := e.markets.lookup(ctx, f.Symbol)
+	p, err := e.markets.Lookup(ctx, f.Symbol)
 	if err != nil {
 		return nil, err
 	}
@@ -690,7 +690,7 @@ func (e *Exchange) RecentOrders(ctx context.Context, cred exgate.Credential, f e
 // is the order's orderLinkId (the gateway's id for its own orders), else
 // Bybit's orderId.
 func (e *Exchange) Fills(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Fill, error) {
-	p, err := e.markets.lookup(ctx, f.Symbol)
+	p, err := e.markets.Lookup(ctx, f.Symbol)
 	if err != nil {
 		return nil, err
 	}

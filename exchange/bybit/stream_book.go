@@ -95,7 +95,7 @@ func (b *bookSync) apply(m bookMessage) error {
 // WatchBook emits the pair's book on every push (see the comment at the
 // top of this file). An unknown pair ends it with UNKNOWN_SYMBOL.
 func (e *Exchange) WatchBook(ctx context.Context, _ exgate.Credential, sym exgate.Symbol, emit func(exgate.OrderBook)) error {
-	p, err := e.markets.lookup(ctx, sym)
+	p, err := e.markets.Lookup(ctx, sym)
 	if err != nil {
 		return err
 	}

@@ -130,7 +130,7 @@ func (b *klineBuilder) add(c candle, confirm bool) ([]exgate.KlineUpdate, error)
 // WatchKlines emits the pair's kline of iv (see the comment at the top of
 // this file). An unknown pair ends it with UNKNOWN_SYMBOL.
 func (e *Exchange) WatchKlines(ctx context.Context, _ exgate.Credential, sym exgate.Symbol, iv exgate.Interval, emit func(exgate.KlineUpdate)) error {
-	p, err := e.markets.lookup(ctx, sym)
+	p, err := e.markets.Lookup(ctx, sym)
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ type Options struct {
 type Exchange struct {
 	c       *client
 	log     *slog.Logger
-	markets *markets
+	markets *rest.Markets[*pair]
 	chains  *chainCache
 	stream  streamOptions
 }
@@ -94,7 +94,7 @@ func New(opts Options) *Exchange {
 	return &Exchange{
 		c:       c,
 		log:     t.Log,
-		markets: &markets{c: c, ttl: rest.PositiveOr(opts.MarketsTTL, 10*time.Minute), minRefresh: time.Minute},
+		markets: newMarkets(c, rest.PositiveOr(opts.MarketsTTL, 10*time.Minute)),
 		chains:  &chainCache{c: c, ttl: rest.PositiveOr(opts.ChainsTTL, 10*time.Minute), entries: map[string]*chainEntry{}},
 		stream:  newStreamOptions(opts),
 	}

@@ -23,7 +23,7 @@ func (e *Exchange) RecentKlines(ctx context.Context, cred exgate.Credential, req
 		return nil, exgate.ParamError("interval", "unknown interval %q", req.Interval)
 	}
 	limit := rest.Limit(req.Limit, exgate.DefaultKlineLimit, exgate.MaxKlineLimit)
-	p, err := e.markets.lookup(ctx, req.Symbol)
+	p, err := e.markets.Lookup(ctx, req.Symbol)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func aggregate(iv, source exgate.Interval, cs []candle) ([]exgate.Kline, error) 
 // GET /spot/order_book (Gate serves at most 1000).
 func (e *Exchange) OrderBook(ctx context.Context, cred exgate.Credential, req exgate.OrderBookRequest) (exgate.OrderBook, error) {
 	limit := min(rest.Limit(req.Limit, exgate.DefaultOrderBookLimit, exgate.MaxOrderBookLimit), maxBookLimit)
-	p, err := e.markets.lookup(ctx, req.Symbol)
+	p, err := e.markets.Lookup(ctx, req.Symbol)
 	if err != nil {
 		return exgate.OrderBook{}, err
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/internal/rest"
@@ -67,112 +65,47 @@ func (p *pair) canTrade(side exgate.Side, now time.Time) string {
 	return ""
 }
 
-// pairSet is one fetch of the pair list.
-type pairSet struct {
-	bySym   map[exgate.Symbol]*pair
-	byID    map[string]*pair
-	fetched time.Time
-}
-
-// markets caches the pair list, shared by all requests and credentials.
-// It is loaded on first use, refreshed in the background once older than
-// ttl (one fetch in flight at a time), and reloaded at once when a pair is
-// not found and the list is older than minRefresh (a new listing).
-type markets struct {
-	c          *client
-	ttl        time.Duration
-	minRefresh time.Duration
-	set        atomic.Pointer[pairSet]
-	group      singleflight.Group
-	refreshing atomic.Bool
-}
-
-// load fetches the pair list (one fetch in flight at a time).
-func (m *markets) load(ctx context.Context) (*pairSet, error) {
-	ch := m.group.DoChan("pairs", func() (any, error) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		rows, err := rest.Fetch(ctx, m.c.do, request{ep: epPairs}, parsePairs)
-		if err != nil {
-			return nil, err
-		}
-		set := &pairSet{bySym: make(map[exgate.Symbol]*pair, len(rows)), byID: make(map[string]*pair, len(rows)), fetched: m.c.Now()}
-		for _, r := range rows {
-			p := &pair{
-				id:              r.ID,
-				sym:             exgate.Symbol{Base: exgate.NormalizeAsset(r.Base), Quote: exgate.NormalizeAsset(r.Quote)},
-				minBase:         r.MinBaseAmount.Decimal,
-				minQuote:        r.MinQuoteAmount.Decimal,
-				maxBase:         r.MaxBaseAmount.Decimal,
-				maxQuote:        r.MaxQuoteAmount.Decimal,
-				amountPrecision: *r.AmountPrecision,
-				precision:       *r.Precision,
-				tradeStatus:     r.TradeStatus,
+// newMarkets caches Gate's currency pairs (rest.Markets): loaded on first
+// use, refreshed in the background once older than ttl, reloaded at once
+// for a pair it does not hold when older than a minute.
+func newMarkets(c *client, ttl time.Duration) *rest.Markets[*pair] {
+	return &rest.Markets[*pair]{
+		Exchange: "gateio", What: "gateio currency pairs", TTL: ttl, MinRefresh: time.Minute, Now: c.Now, Log: c.Log,
+		Key: func(p *pair) (exgate.Symbol, string) { return p.sym, p.id },
+		Fetch: func(ctx context.Context) ([]*pair, error) {
+			rows, err := rest.Fetch(ctx, c.do, request{ep: epPairs}, parsePairs)
+			if err != nil {
+				return nil, err
 			}
-			p.buyStart, _ = millis(r.BuyStart, 1000)
-			p.sellStart, _ = millis(r.SellStart, 1000)
-			set.bySym[p.sym] = p
-			set.byID[p.id] = p
-		}
-		m.set.Store(set)
-		return set, nil
-	})
-	return rest.Await[*pairSet](ctx, ch, "gateio currency pairs")
-}
-
-// current returns the cached list, loading it on first use and starting a
-// background refresh when it is older than ttl.
-func (m *markets) current(ctx context.Context) (*pairSet, error) {
-	set := m.set.Load()
-	if set == nil {
-		return m.load(ctx)
-	}
-	if m.c.Now().Sub(set.fetched) > m.ttl && m.refreshing.CompareAndSwap(false, true) {
-		go func() {
-			defer m.refreshing.Store(false)
-			if _, err := m.load(context.WithoutCancel(ctx)); err != nil {
-				m.c.Log.WarnContext(ctx, "gateio currency pairs not refreshed; keeping the cached list", "err", err)
+			out := make([]*pair, 0, len(rows))
+			for _, r := range rows {
+				p := &pair{
+					id:              r.ID,
+					sym:             exgate.Symbol{Base: exgate.NormalizeAsset(r.Base), Quote: exgate.NormalizeAsset(r.Quote)},
+					minBase:         r.MinBaseAmount.Decimal,
+					minQuote:        r.MinQuoteAmount.Decimal,
+					maxBase:         r.MaxBaseAmount.Decimal,
+					maxQuote:        r.MaxQuoteAmount.Decimal,
+					amountPrecision: *r.AmountPrecision,
+					precision:       *r.Precision,
+					tradeStatus:     r.TradeStatus,
+				}
+				p.buyStart, _ = millis(r.BuyStart, 1000)
+				p.sellStart, _ = millis(r.SellStart, 1000)
+				out = append(out, p)
 			}
-		}()
+			return out, nil
+		},
 	}
-	return set, nil
 }
 
-// lookup finds the pair of sym. A pair that exists only the other way
-// round is UNKNOWN_SYMBOL naming the inverse.
-func (m *markets) lookup(ctx context.Context, sym exgate.Symbol) (*pair, error) {
-	set, err := m.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if p, ok := set.bySym[sym]; ok {
-		return p, nil
-	}
-	if m.c.Now().Sub(set.fetched) > m.minRefresh {
-		if set, err = m.load(ctx); err != nil {
-			return nil, err
-		}
-		if p, ok := set.bySym[sym]; ok {
-			return p, nil
-		}
-	}
-	if inv, ok := set.bySym[sym.Inverse()]; ok {
-		return nil, exgate.Errorf(exgate.CodeUnknownSymbol,
-			"gateio does not list %s; it lists the inverse pair %s (asset1 %s, asset2 %s)", sym, inv.sym, inv.sym.Base, inv.sym.Quote)
-	}
-	return nil, exgate.Errorf(exgate.CodeUnknownSymbol, "gateio does not list %s", sym)
-}
-
-// byID finds a pair by Gate's id (BTC_USDT), for orders and fills listed
-// across pairs. A pair missing from the cached list (a new listing) gets
-// its symbol from the id and no rules.
-func (m *markets) byID(ctx context.Context, id string) (*pair, error) {
-	set, err := m.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if p, ok := set.byID[id]; ok {
-		return p, nil
+// pairByID finds a pair by Gate's id (BTC_USDT), for orders and fills
+// listed across pairs. A pair missing from the cached list (a new listing)
+// gets its symbol from the id and no rules.
+func (e *Exchange) pairByID(ctx context.Context, id string) (*pair, error) {
+	p, found, err := e.markets.ByID(ctx, id)
+	if err != nil || found {
+		return p, err
 	}
 	base, quote, _ := strings.Cut(id, "_")
 	return &pair{id: id, sym: exgate.Symbol{Base: exgate.NormalizeAsset(base), Quote: exgate.NormalizeAsset(quote)}, amountPrecision: 8, precision: 8}, nil
@@ -210,25 +143,5 @@ func (p *pair) info() exgate.SymbolInfo {
 // with their steps and minimums; of f.Symbol only when it is set (none
 // when Gate does not list it that way round).
 func (e *Exchange) Symbols(ctx context.Context, cred exgate.Credential, f exgate.SymbolFilter) ([]exgate.SymbolInfo, error) {
-	out := []exgate.SymbolInfo{}
-	if (f.Symbol != exgate.Symbol{}) {
-		// lookup reloads a list too old to know a new listing.
-		p, err := e.markets.lookup(ctx, f.Symbol)
-		switch {
-		case exgate.ErrorCode(err) == exgate.CodeUnknownSymbol:
-			return out, nil
-		case err != nil:
-			return nil, err
-		}
-		return append(out, p.info()), nil
-	}
-	set, err := e.markets.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range set.bySym {
-		out = append(out, p.info())
-	}
-	exgate.SortSymbols(out)
-	return out, nil
+	return e.markets.Symbols(ctx, f.Symbol, (*pair).info)
 }

@@ -77,7 +77,7 @@ type createOrderBody struct {
 // order book first (see plan). Quantities are rounded down and refused
 // locally (nothing sent) under the pair's minimums.
 func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest) (exgate.Order, error) {
-	p, err := rest.PrepareOrder(ctx, req, clientIDRule, true, e.markets.lookup)
+	p, err := rest.PrepareOrder(ctx, req, clientIDRule, true, e.markets.Lookup)
 	if err != nil {
 		return exgate.Order{}, err
 	}
@@ -343,7 +343,7 @@ func (e *Exchange) QueryOrder(ctx context.Context, cred exgate.Credential, q exg
 	if err := clientIDRule.Check(q.ClientOrderID, false); err != nil {
 		return exgate.Order{}, err
 	}
-	p, err := e.markets.lookup(ctx, q.Symbol)
+	p, err := e.markets.Lookup(ctx, q.Symbol)
 	if err != nil {
 		return exgate.Order{}, err
 	}
@@ -520,7 +520,7 @@ func (e *Exchange) checkLimit(ctx context.Context, req exgate.LimitOrderRequest)
 	if err := req.Validate(); err != nil {
 		return nil, decimal.Decimal{}, err
 	}
-	p, err := e.markets.lookup(ctx, req.Symbol)
+	p, err := e.markets.Lookup(ctx, req.Symbol)
 	if err != nil {
 		return nil, decimal.Decimal{}, err
 	}
@@ -645,7 +645,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		return e.limitAsSent(p, *req.Limit, qty, exgate.OrderTest), nil
 	case req.Market != nil:
 		r := *req.Market
-		p, err := rest.PrepareOrder(ctx, r, clientIDRule, false, e.markets.lookup)
+		p, err := rest.PrepareOrder(ctx, r, clientIDRule, false, e.markets.Lookup)
 		if err != nil {
 			return exgate.Order{}, err
 		}
@@ -693,7 +693,7 @@ func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req 
 	case name == "":
 		return exgate.Order{}, fmt.Errorf("gateio: cancel without an order id: %w", exgate.ErrNotFound)
 	}
-	p, err := e.markets.lookup(ctx, req.Symbol)
+	p, err := e.markets.Lookup(ctx, req.Symbol)
 	if err != nil {
 		return exgate.Order{}, err
 	}
@@ -750,7 +750,7 @@ const openPageSize = 100
 func (e *Exchange) OpenOrders(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Order, error) {
 	var out []exgate.Order
 	if (f.Symbol != exgate.Symbol{}) {
-		p, err := e.markets.lookup(ctx, f.Symbol)
+		p, err := e.markets.Lookup(ctx, f.Symbol)
 		if err != nil {
 			return nil, err
 		}
@@ -775,7 +775,7 @@ func (e *Exchange) OpenOrders(ctx context.Context, cred exgate.Credential, f exg
 				return nil, badAnswer(epOpenOrders, err)
 			}
 			for _, o := range os {
-				p, err := e.markets.byID(ctx, o.CurrencyPair)
+				p, err := e.pairByID(ctx, o.CurrencyPair)
 				if err != nil {
 					return nil, err
 				}
@@ -864,7 +864,7 @@ func limitOf(n int) int { return rest.Limit(n, exgate.DefaultRecentLimit, exgate
 // without any fill for long (IOC and FOK orders that found nothing), so
 // those may be missing.
 func (e *Exchange) RecentOrders(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Order, error) {
-	p, err := e.markets.lookup(ctx, f.Symbol)
+	p, err := e.markets.Lookup(ctx, f.Symbol)
 	if err != nil {
 		return nil, err
 	}
@@ -890,7 +890,7 @@ func (e *Exchange) RecentOrders(ctx context.Context, cred exgate.Credential, f e
 // order's text is "t-..." (Gate copies the order's text onto its trades),
 // else Gate's order id.
 func (e *Exchange) Fills(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Fill, error) {
-	p, err := e.markets.lookup(ctx, f.Symbol)
+	p, err := e.markets.Lookup(ctx, f.Symbol)
 	if err != nil {
 		return nil, err
 	}

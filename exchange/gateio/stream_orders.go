@@ -204,7 +204,7 @@ func (e *Exchange) WatchOrders(ctx context.Context, cred exgate.Credential, emit
 
 // emitGate converts one of Gate's orders and emits it.
 func (e *Exchange) emitGate(ctx context.Context, o orderJSON, send func(exgate.Order)) {
-	p, err := e.markets.byID(ctx, o.CurrencyPair)
+	p, err := e.pairByID(ctx, o.CurrencyPair)
 	if err != nil {
 		e.log.WarnContext(ctx, "gateio order update of an unknown pair; skipped", "pair", o.CurrencyPair, "orderId", o.ID, "err", err)
 		return

@@ -85,7 +85,7 @@ type Options struct {
 type Exchange struct {
 	c          *client
 	log        *slog.Logger
-	markets    *markets
+	markets    *rest.Markets[*pair]
 	currencies *currencyCache
 	stream     streamOptions
 }
@@ -106,7 +106,7 @@ func New(opts Options) *Exchange {
 	return &Exchange{
 		c:          c,
 		log:        t.Log,
-		markets:    &markets{c: c, ttl: rest.PositiveOr(opts.MarketsTTL, 10*time.Minute), minRefresh: time.Minute},
+		markets:    newMarkets(c, rest.PositiveOr(opts.MarketsTTL, 10*time.Minute)),
 		currencies: &currencyCache{c: c, ttl: rest.PositiveOr(opts.CurrenciesTTL, 10*time.Minute), entries: map[string]*currencyEntry{}},
 		stream:     newStreamOptions(opts),
 	}

@@ -151,7 +151,7 @@ func (e *Exchange) expiry(ctx context.Context) time.Time {
 // retried; a lost answer is EXCHANGE_TIMEOUT and the journal reads the
 // order by its client id.
 func (e *Exchange) PlaceMarketOrder(ctx context.Context, cred exgate.Credential, req exgate.OrderRequest) (exgate.Order, error) {
-	p, err := rest.PrepareOrder(ctx, req, clientIDRule, true, e.markets.lookup)
+	p, err := rest.PrepareOrder(ctx, req, clientIDRule, true, e.markets.Lookup)
 	if err != nil {
 		return exgate.Order{}, err
 	}
@@ -239,7 +239,7 @@ func (e *Exchange) QueryOrder(ctx context.Context, cred exgate.Credential, q exg
 	if err := clientIDRule.Check(q.ClientOrderID, false); err != nil {
 		return exgate.Order{}, err
 	}
-	p, err := e.markets.lookup(ctx, q.Symbol)
+	p, err := e.markets.Lookup(ctx, q.Symbol)
 	if err != nil {
 		return exgate.Order{}, err
 	}
@@ -359,7 +359,7 @@ func (e *Exchange) checkLimit(ctx context.Context, req exgate.LimitOrderRequest)
 	if err := req.Validate(); err != nil {
 		return nil, decimal.Decimal{}, err
 	}
-	p, err := e.markets.lookup(ctx, req.Symbol)
+	p, err := e.markets.Lookup(ctx, req.Symbol)
 	if err != nil {
 		return nil, decimal.Decimal{}, err
 	}
@@ -432,7 +432,7 @@ func (e *Exchange) TestOrder(ctx context.Context, cred exgate.Credential, req ex
 		}, nil
 	case req.Market != nil:
 		r := *req.Market
-		p, err := rest.PrepareOrder(ctx, r, clientIDRule, false, e.markets.lookup)
+		p, err := rest.PrepareOrder(ctx, r, clientIDRule, false, e.markets.Lookup)
 		if err != nil {
 			return exgate.Order{}, err
 		}
@@ -475,7 +475,7 @@ func (e *Exchange) CancelOrder(ctx context.Context, cred exgate.Credential, req 
 	case body.OrdID == "":
 		return exgate.Order{}, fmt.Errorf("okx: cancel without an order id: %w", exgate.ErrNotFound)
 	}
-	p, err := e.markets.lookup(ctx, req.Symbol)
+	p, err := e.markets.Lookup(ctx, req.Symbol)
 	if err != nil {
 		return exgate.Order{}, err
 	}
@@ -558,7 +558,7 @@ func (e *Exchange) listOrders(ctx context.Context, cred exgate.Credential, ep en
 func (e *Exchange) OpenOrders(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Order, error) {
 	instID := ""
 	if (f.Symbol != exgate.Symbol{}) {
-		p, err := e.markets.lookup(ctx, f.Symbol)
+		p, err := e.markets.Lookup(ctx, f.Symbol)
 		if err != nil {
 			return nil, err
 		}
@@ -570,7 +570,7 @@ func (e *Exchange) OpenOrders(ctx context.Context, cred exgate.Credential, f exg
 	}
 	out := make([]exgate.Order, 0, len(os))
 	for _, o := range os {
-		p, err := e.markets.byID(ctx, o.InstID)
+		p, err := e.pairByID(ctx, o.InstID)
 		if err != nil {
 			return nil, err
 		}
@@ -588,7 +588,7 @@ func limitOf(n int) int { return rest.Limit(n, exgate.DefaultRecentLimit, exgate
 // /trade/orders-history (the last 7 days), merged. OKX keeps canceled
 // orders without any fill for 2 hours only.
 func (e *Exchange) RecentOrders(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Order, error) {
-	p, err := e.markets.lookup(ctx, f.Symbol)
+	p, err := e.markets.Lookup(ctx, f.Symbol)
 	if err != nil {
 		return nil, err
 	}
@@ -632,7 +632,7 @@ func compareIDs(a, b string) int {
 // clOrdId when it has one (the gateway's id for the orders it placed),
 // else OKX's ordId.
 func (e *Exchange) Fills(ctx context.Context, cred exgate.Credential, f exgate.OrderFilter) ([]exgate.Fill, error) {
-	p, err := e.markets.lookup(ctx, f.Symbol)
+	p, err := e.markets.Lookup(ctx, f.Symbol)
 	if err != nil {
 		return nil, err
 	}

@@ -164,7 +164,7 @@ func (b *bookSync) apply(p bookPush) (changed bool, err error) {
 // top of this file).
 func (e *Exchange) WatchBook(ctx context.Context, _ exgate.Credential, sym exgate.Symbol, emit func(exgate.OrderBook)) error {
 	return wsstream.Run(ctx, e.runConfig("book "+sym.String()), func(ctx context.Context, s *wsstream.Session) error {
-		p, err := e.markets.lookup(ctx, sym)
+		p, err := e.markets.Lookup(ctx, sym)
 		if err != nil {
 			return err
 		}

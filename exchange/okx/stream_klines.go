@@ -125,7 +125,7 @@ func (e *Exchange) WatchKlines(ctx context.Context, cred exgate.Credential, sym 
 		}
 	}
 	return wsstream.Run(ctx, e.runConfig("klines "+sym.String()+" "+string(iv)), func(ctx context.Context, s *wsstream.Session) error {
-		p, err := e.markets.lookup(ctx, sym)
+		p, err := e.markets.Lookup(ctx, sym)
 		if err != nil {
 			return err
 		}

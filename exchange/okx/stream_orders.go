@@ -154,7 +154,7 @@ func (e *Exchange) WatchOrders(ctx context.Context, cred exgate.Credential, emit
 
 // emitOKX converts one of OKX's orders and emits it.
 func (e *Exchange) emitOKX(ctx context.Context, o orderJSON, send func(exgate.Order)) {
-	p, err := e.markets.byID(ctx, o.InstID)
+	p, err := e.pairByID(ctx, o.InstID)
 	if err != nil {
 		e.log.WarnContext(ctx, "okx order push of an unknown instrument; skipped", "instId", o.InstID, "ordId", o.OrdID, "err", err)
 		return
