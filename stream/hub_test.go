@@ -89,9 +89,11 @@ func (f *fakeStreamer) noCall(t *testing.T) {
 // fakeWS is an in-memory WebSocket: the test writes client frames to in
 // and reads server frames from out; while hold is set, writes wait.
 type fakeWS struct {
-	in     chan []byte
-	out    chan []byte
-	hold   chan struct{}
+	in   chan []byte
+	out  chan []byte
+	hold chan struct{}
+	// held is signaled each time a write starts waiting for hold.
+	held   chan struct{}
 	closed chan struct{}
 	once   sync.Once
 	mu     sync.Mutex
@@ -100,7 +102,7 @@ type fakeWS struct {
 }
 
 func newFakeWS() *fakeWS {
-	return &fakeWS{in: make(chan []byte, 10), out: make(chan []byte, 10_000), closed: make(chan struct{})}
+	return &fakeWS{in: make(chan []byte, 10), out: make(chan []byte, 10_000), held: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
 var errClosed = errors.New("closed")
@@ -118,6 +120,7 @@ func (w *fakeWS) Read(ctx context.Context) (websocket.MessageType, []byte, error
 
 func (w *fakeWS) Write(ctx context.Context, _ websocket.MessageType, p []byte) error {
 	if w.hold != nil {
+		wake(w.held)
 		select {
 		case <-w.hold:
 		case <-ctx.Done():
@@ -367,9 +370,23 @@ func TestSlowClientClosed1008(t *testing.T) {
 	call := h.ex.nextCall(t)
 	a.hold = make(chan struct{}) // the client stops reading
 	call.order(exgate.Order{ID: "o0", Status: exgate.OrderPending})
-	// One is being written; five wait; the next is one too many.
+	// One is being written (the writer waits in it), five wait in the
+	// queue; the next is one too many.
+	select {
+	case <-a.held:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first order was not written")
+	}
 	for i := 1; i <= 7; i++ {
 		call.order(exgate.Order{ID: fmt.Sprint("o", i), Status: exgate.OrderPending})
+	}
+	// The client is let read again once the hub has decided to close it.
+	deadline := time.Now().Add(5 * time.Second)
+	for h.hub.Stats().SlowClosed == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the queue overflowed without a slow close")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	close(a.hold)
 	select {
