@@ -445,7 +445,9 @@ func (h *Hub) join(sub *subscription, st exgate.Streamer) {
 		}
 		h.topics[key] = t
 		h.watches++
-		go t.run(ctx)
+		// The upstream starts once sub is in the topic (below), so the
+		// first subscriber gets every update from the first.
+		defer func() { go t.run(ctx) }()
 	}
 	t.mu.Lock()
 	h.mu.Unlock()
