@@ -274,12 +274,16 @@ func (c *Client) withTimestamp(params []Param) []Param {
 }
 
 // nextTimestamp returns the clock in milliseconds, or one more than the
-// last timestamp sent when the clock has not moved past it.
+// last timestamp sent when the clock has not moved past it. The clock is
+// read after the last timestamp, so that clients sharing a clock that
+// never repeats a reading (the clients of one key on several gateway
+// instances) never send the same timestamp: a reading taken before
+// another request's could otherwise be raised to a value the clock
+// gives another client next.
 func (c *Client) nextTimestamp() int64 {
-	now := c.now().UnixMilli()
 	for {
 		last := c.lastTimestamp.Load()
-		ts := max(now, last+1)
+		ts := max(c.now().UnixMilli(), last+1)
 		if c.lastTimestamp.CompareAndSwap(last, ts) {
 			return ts
 		}
