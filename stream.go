@@ -28,6 +28,9 @@ import "context"
 //     book as it stands, the current kline, and for orders the open
 //     orders, so a client never waits for the first change to learn the
 //     state.
+//   - When the upstream connection drops and the adapter reconnects on its
+//     own, it calls StreamLost(ctx) first: until it emits again, what it
+//     emitted last may no longer hold.
 type Streamer interface {
 	// WatchOrders emits every change of the credential's orders: placed,
 	// partly or fully filled, canceled, expired; orders placed outside the
@@ -48,6 +51,25 @@ type Streamer interface {
 	// WatchKlines emits the current kline of sym and iv on every change
 	// and, once, each kline as it closes (KlineUpdate.Closed).
 	WatchKlines(ctx context.Context, cred Credential, sym Symbol, iv Interval, emit func(KlineUpdate)) error
+}
+
+// streamLostKey is the context key of ContextWithStreamLost.
+type streamLostKey struct{}
+
+// ContextWithStreamLost returns ctx carrying lost, for a Watch call whose
+// caller wants to know when the upstream connection drops (StreamLost):
+// the stream hub then stops treating the last book as the exchange's
+// current one until the next arrives.
+func ContextWithStreamLost(ctx context.Context, lost func()) context.Context {
+	return context.WithValue(ctx, streamLostKey{}, lost)
+}
+
+// StreamLost tells the caller of a Watch that the upstream connection
+// dropped (ContextWithStreamLost); without such a caller it does nothing.
+func StreamLost(ctx context.Context) {
+	if lost, ok := ctx.Value(streamLostKey{}).(func()); ok {
+		lost()
+	}
 }
 
 // KlineUpdate is one message of the klines channel: the kline as it is

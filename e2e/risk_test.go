@@ -24,7 +24,7 @@ func riskDeployment(t *testing.T, accounts ...string) (*deployment, []*instance,
 	for _, a := range accounts {
 		fake.AddAccount(binancefake.Account{APIKey: a, Secret: a, Balances: map[string]string{"BTC": "10", "USDT": "1000000"}})
 	}
-	d := newDeployment(t, "EXGATE_BINANCE_URL="+fake.URL)
+	d := newDeployment(t, "EXGATE_BINANCE_URL="+fake.URL, "EXGATE_BINANCE_WS_URL="+fake.WSURL(), "EXGATE_BINANCE_WS_API_URL="+fake.WSURL()+"/ws-api/v3")
 	return d, d.startN(2, "--client-rate-limit", "0"), fake
 }
 

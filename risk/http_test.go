@@ -2,6 +2,7 @@ package risk_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
@@ -25,6 +26,7 @@ import (
 	"github.com/exgate/exgate/metrics"
 	"github.com/exgate/exgate/risk"
 	"github.com/exgate/exgate/sqlite"
+	"github.com/exgate/exgate/stream"
 )
 
 const (
@@ -47,6 +49,10 @@ type gateway struct {
 	exact bool
 	// metrics count the refusals.
 	metrics *metrics.Metrics
+	// fake is Binance's fake (nil on sim); hub the stream hub the risk
+	// engine reads books from (gatewayOptions.books).
+	fake *binancefake.Server
+	hub  *stream.Hub
 }
 
 // refused is what the metrics counted of refusals of limit.
@@ -95,6 +101,20 @@ func (g *gateway) waitAudit(code string) {
 
 func newGateway(t testing.TB, exchange string) *gateway {
 	t.Helper()
+	return newGatewayWith(t, exchange, gatewayOptions{})
+}
+
+// gatewayOptions are a gateway's extras.
+type gatewayOptions struct {
+	// books: the risk engine reads books from a stream hub on the
+	// exchange's streams, and runs (with Poll at 10 ms); limits are the
+	// key's limits, set before the engine starts.
+	books  bool
+	limits exgate.RiskLimits
+}
+
+func newGatewayWith(t testing.TB, exchange string, opts gatewayOptions) *gateway {
+	t.Helper()
 	ctx := t.Context()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "exgate.db"), bytes.Repeat([]byte{7}, 32))
 	if err != nil {
@@ -110,8 +130,10 @@ func newGateway(t testing.TB, exchange string) *gateway {
 		fake := binancefake.New(binancefake.Options{WeightLimit: -1})
 		t.Cleanup(fake.Close)
 		fake.AddAccount(binancefake.Account{APIKey: fakeKey, Secret: fakeSecret, Balances: map[string]string{"BTC": "3", "USDT": "250000"}})
-		ex = binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fake.Client(), Limiter: localstate.NewLimiter(time.Now), RetryBackoff: time.Millisecond})
+		ex = binance.New(binance.Options{BaseURL: fake.URL, HTTPClient: fake.Client(), Limiter: localstate.NewLimiter(time.Now), RetryBackoff: time.Millisecond,
+			StreamURL: fake.WSURL(), WSAPIURL: fake.WSURL() + "/ws-api/v3", StreamBackoffMin: 5 * time.Millisecond, StreamBackoffMax: 20 * time.Millisecond})
 		cred.Key, cred.Secret = fakeKey, fakeSecret
+		g.fake = fake
 		g.sent = func() int { return fake.OrderCount(fakeKey) + fake.Requests("/sapi/v1/capital/withdraw/apply") }
 		g.exact = true
 	default:
@@ -131,7 +153,12 @@ func newGateway(t testing.TB, exchange string) *gateway {
 		}
 	}
 	exchanges := map[string]exgate.Exchange{exchange: ex}
-	eng := risk.New(risk.Options{Store: st, Poll: time.Nanosecond})
+	ropts := risk.Options{Store: st, Poll: time.Nanosecond}
+	if opts.books {
+		g.hub = stream.New(stream.Options{Exchanges: exchanges})
+		ropts.Books, ropts.Poll = g.hub, 10*time.Millisecond
+	}
+	eng := risk.New(ropts)
 	g.metrics = metrics.New()
 	riskMetrics := g.metrics.Risk(eng.HaltCount)
 	srv := httpapi.New(httpapi.Config{
@@ -154,6 +181,15 @@ func newGateway(t testing.TB, exchange string) *gateway {
 	}
 	if g.cred, err = st.AddCredential(ctx, cred); err != nil {
 		t.Fatal(err)
+	}
+	if opts.books {
+		if _, err := st.SetRiskLimits(ctx, apiKey, opts.limits, nil); err != nil {
+			t.Fatal(err)
+		}
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); eng.Run(runCtx) }()
+		t.Cleanup(func() { stop(); <-done })
 	}
 	g.cl = client.New(hs.URL, apiKey, "client-secret", "main", client.WithHTTPClient(hs.Client()))
 	return g
@@ -455,4 +491,70 @@ func TestConcurrentOrders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPriceBandFromLiveBook: with a stream hub, the price band is checked
+// against the book Binance streams once the engine holds a subscription
+// to it, without one REST read per order; while the stream is down the
+// engine reads the book over REST again, and never a book from before
+// the drop.
+func TestPriceBandFromLiveBook(t *testing.T) {
+	g := newGatewayWith(t, "binance", gatewayOptions{books: true, limits: exgate.RiskLimits{PriceBand: usd("5")}})
+	sym := exgate.Symbol{Base: "BTC", Quote: "USDT"}
+	mid := g.mid()
+	depthReads := func() int { return g.fake.Requests("/api/v3/depth") }
+	order := func(price decimal.Decimal) reply {
+		g.t.Helper()
+		return g.call("POST", "/v1/order/limit", "asset1", "BTC", "asset2", "USDT", "side", "SELL", "quantity", "0.001", "price", price.String())
+	}
+	low := mid.Mul(decimal.RequireFromString("0.9")) // 10 % below the mid
+	inBand := mid.Mul(decimal.RequireFromString("1.01"))
+	waitLive := func(want bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			if _, ok := g.hub.LiveBook("binance", sym); ok == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the hub's BTC/USDT book never became live=%v", want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// The first order reads the book over REST and has the engine hold
+	// the pair's stream.
+	before := depthReads()
+	if r := order(inBand); r.status != 200 {
+		t.Fatalf("an order in the band: %d %s", r.status, r.raw)
+	}
+	if depthReads() == before {
+		t.Fatal("the first order did not read the book over REST")
+	}
+	waitLive(true)
+	// From the live book: no REST read, the same refusal.
+	before = depthReads()
+	for range 5 {
+		if r := order(inBand); r.status != 200 {
+			t.Fatalf("an order in the band: %d %s", r.status, r.raw)
+		}
+	}
+	r := order(low)
+	if r.status != 403 || r.body["limit"] != "priceBand" || r.body["max"] != mid.Mul(decimal.RequireFromString("0.95")).String() {
+		t.Fatalf("an order 10 %% below the mid: %d %s", r.status, r.raw)
+	}
+	if n := depthReads() - before; n != 0 {
+		t.Fatalf("%d REST reads of the book with the stream live", n)
+	}
+	// The stream goes down: the engine does not use the book it had.
+	resume := g.fake.PauseStreams()
+	waitLive(false)
+	before = depthReads()
+	if r := order(inBand); r.status != 200 {
+		t.Fatalf("an order in the band with the stream down: %d %s", r.status, r.raw)
+	}
+	if depthReads() == before {
+		t.Fatal("with the stream down the order was checked without reading the book")
+	}
+	resume()
+	waitLive(true)
 }

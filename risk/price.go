@@ -14,11 +14,13 @@ import (
 var usdAssets = map[string]bool{"USD": true, "USDT": true, "USDC": true, "FDUSD": true}
 
 // pricer reads the prices the checks need from the exchange's order
-// books, through the gateway's (coalescing) adapter.
+// books: the live book the exchange streams when there is one (live),
+// else through the gateway's (coalescing) adapter.
 type pricer struct {
 	ex    exgate.Exchange
 	cred  exgate.Credential
 	depth int
+	live  *heldBooks
 }
 
 // noValue is the fail-closed refusal: without a price the order is not
@@ -28,7 +30,14 @@ func noValue(what string, err error) error {
 		Detail: "the risk limits need " + what + ", which cannot be had from the exchange now; nothing was sent", Err: err}
 }
 
+// book returns sym's book, at least depth levels a side where the book
+// has them. A live book has up to exgate.MaxStreamDepth.
 func (p pricer) book(ctx context.Context, sym exgate.Symbol, depth int) (exgate.OrderBook, error) {
+	if depth <= exgate.MaxStreamDepth {
+		if b, ok := p.live.book(p.cred.Exchange, sym); ok {
+			return b, nil
+		}
+	}
 	return p.ex.OrderBook(ctx, p.cred, exgate.OrderBookRequest{Symbol: sym, Limit: depth})
 }
 

@@ -47,6 +47,14 @@ type Options struct {
 	// BookDepth is how many levels of the order book a market order's
 	// expected price is walked over. Default 100.
 	BookDepth int
+	// Books, when set, is where the checks read the order books they
+	// price from while Run runs: a live subscription held to the book of
+	// each pair they price (the gateway's stream hub), kept BookHold
+	// (default DefaultBookHold) after the last order that needed it.
+	// Without it, or before a pair's subscription has a book, the books
+	// are read from the exchange's REST API, one read per order.
+	Books    LiveBooks
+	BookHold time.Duration
 }
 
 // Engine checks orders and withdrawals against the risk controls. It is
@@ -59,6 +67,7 @@ type Engine struct {
 	halted  func(exgate.RiskHalt)
 	resumed func(string)
 	depth   int
+	books   *heldBooks // nil without Options.Books
 
 	mu   sync.Mutex // serializes reloads
 	snap *snapshot  // guarded by mu
@@ -85,6 +94,12 @@ func New(opts Options) *Engine {
 	}
 	if e.depth <= 0 {
 		e.depth = 100
+	}
+	if opts.Books != nil {
+		e.books = &heldBooks{books: opts.Books, hold: opts.BookHold, now: e.now, held: map[bookKey]*heldBook{}}
+		if e.books.hold <= 0 {
+			e.books.hold = DefaultBookHold
+		}
 	}
 	return e
 }
@@ -121,10 +136,13 @@ func (e *Engine) load(ctx context.Context) (*snapshot, error) {
 }
 
 // Run reads the limits and halts every Poll until ctx is done, and tells
-// Halted and Resumed of every halt that starts or ends.
+// Halted and Resumed of every halt that starts or ends. While it runs, the
+// checks hold live subscriptions to the books they price (Options.Books).
 func (e *Engine) Run(ctx context.Context) {
 	t := time.NewTicker(e.poll)
 	defer t.Stop()
+	e.books.start(ctx)
+	defer e.books.stop()
 	var prev []exgate.RiskHalt
 	first := true
 	for {
@@ -143,6 +161,7 @@ func (e *Engine) Run(ctx context.Context) {
 			}
 			prev, first = snap.halts, false
 		}
+		e.books.sweep()
 		select {
 		case <-ctx.Done():
 			return
@@ -250,7 +269,7 @@ func (e *Engine) CheckOrder(ctx context.Context, cred exgate.Credential, ex exga
 		return ctx, exgate.RiskRefusal(exgate.LimitSymbols, o.ClientSymbol.String(), "",
 			"%s is not on this API key's list of pairs", o.ClientSymbol)
 	}
-	p := pricer{ex: ex, cred: cred, depth: e.depth}
+	p := pricer{ex: ex, cred: cred, depth: e.depth, live: e.books}
 	// The notional in the quote asset, and the quote's USD value.
 	var notional decimal.Decimal
 	switch {
@@ -309,7 +328,7 @@ func (e *Engine) CheckWithdrawal(ctx context.Context, cred exgate.Credential, ex
 	if !ok || limits.DailyWithdrawal == nil {
 		return ctx, nil
 	}
-	p := pricer{ex: ex, cred: cred, depth: e.depth}
+	p := pricer{ex: ex, cred: cred, depth: e.depth, live: e.books}
 	rate, err := p.usd(ctx, req.Asset)
 	if err != nil {
 		return ctx, err

@@ -381,9 +381,13 @@ type topic struct {
 	// The latest state, for a subscriber that joins later: the book and
 	// its encodings by depth, the current kline's message, the open
 	// orders' messages by id.
-	book     *bookState
-	latest   *bookState
-	pace     *pacer
+	book   *bookState
+	latest *bookState
+	pace   *pacer
+	// live is true while the upstream's latest book is the exchange's
+	// current one: from a book until the upstream connection drops
+	// (exgate.StreamLost, or the Watch ends).
+	live     bool
 	kline    []byte
 	open     map[string][]byte
 	openList []string
@@ -562,6 +566,8 @@ func (t *topic) watch(ctx context.Context, emitted *bool) (err error) {
 	case ChannelOrders:
 		return t.st.WatchOrders(ctx, t.cred, func(o exgate.Order) { *emitted = true; t.order(ctx, o) })
 	case ChannelBook:
+		defer t.lost()
+		ctx = exgate.ContextWithStreamLost(ctx, t.lost)
 		return t.st.WatchBook(ctx, t.cred, t.key.sym, func(b exgate.OrderBook) { *emitted = true; t.bookUpdate(b) })
 	default:
 		return t.st.WatchKlines(ctx, t.cred, t.key.sym, t.key.iv, func(k exgate.KlineUpdate) { *emitted = true; t.klineUpdate(k) })
@@ -641,9 +647,47 @@ func (t *topic) bookUpdate(b exgate.OrderBook) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.latest = &bookState{book: b, at: at.UnixMilli(), enc: map[int][]byte{}}
+	t.live = true
 	if t.pace.admit(at) {
 		t.release(t.latest)
 	}
+}
+
+// lost marks the latest book as no longer the exchange's current one: the
+// upstream connection dropped.
+func (t *topic) lost() {
+	t.mu.Lock()
+	t.live = false
+	t.mu.Unlock()
+}
+
+// LiveBook returns the current order book of sym on exchange from the
+// upstream subscription the hub holds for it (the adapter's book kept
+// from the exchange's snapshot plus updates, up to exgate.MaxStreamDepth
+// levels a side), when there is one and its connection has been up since
+// its latest book; ok is false otherwise. The book is shared: the caller
+// must not change it. HoldBook keeps such a subscription open.
+func (h *Hub) LiveBook(exchange string, sym exgate.Symbol) (b exgate.OrderBook, ok bool) {
+	h.mu.Lock()
+	t := h.topics[topicKey{exchange: exchange, channel: ChannelBook, sym: sym}]
+	h.mu.Unlock()
+	if t == nil {
+		return exgate.OrderBook{}, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done || !t.live || t.latest == nil {
+		return exgate.OrderBook{}, false
+	}
+	return t.latest.book, true
+}
+
+// HoldBook holds the upstream subscription to the book of sym on exchange
+// open until ctx ends, as a subscriber that reads nothing, so that
+// LiveBook has it. It returns as Watch does: nil when ctx ends, the
+// refusal of an unknown pair or an exchange without streams.
+func (h *Hub) HoldBook(ctx context.Context, exchange string, sym exgate.Symbol) error {
+	return h.Watch(ctx, exchange, Request{Channel: ChannelBook, Symbol: sym, Depth: 1}, func([]byte) {})
 }
 
 func (t *topic) releaseLatest() {

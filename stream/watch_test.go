@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -190,5 +191,68 @@ func TestStatsRestarts(t *testing.T) {
 	i := slices.IndexFunc(st.Restarts, func(r RestartStats) bool { return r.Exchange == "fake" && r.Channel == ChannelBook })
 	if i < 0 || st.Restarts[i].Restarts < 1 {
 		t.Fatalf("no restart counted: %+v", st)
+	}
+}
+
+// HoldBook keeps a pair's upstream book subscription open, and LiveBook
+// gives its latest book only while the upstream connection has been up
+// since that book.
+func TestLiveBook(t *testing.T) {
+	h := newHarness(t, nil)
+	sym := exgate.Symbol{Base: "BTC", Quote: "USDT"}
+	if _, ok := h.hub.LiveBook("fake", sym); ok {
+		t.Fatal("a live book with no subscription")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- h.hub.HoldBook(ctx, "fake", sym) }()
+	call := h.ex.nextCall(t)
+	if call.channel != ChannelBook || call.sym != sym {
+		t.Fatalf("upstream call %s %s", call.channel, call.sym)
+	}
+	if _, ok := h.hub.LiveBook("fake", sym); ok {
+		t.Fatal("a live book before the upstream sent one")
+	}
+	// Every update counts at once, paced or not: 30 in one instant.
+	for i := range 30 {
+		call.book(book(100, fmt.Sprint(i)))
+	}
+	if b, ok := h.hub.LiveBook("fake", sym); !ok || len(b.Bids) != 100 || b.Bids[0].Price != "290" {
+		t.Fatalf("LiveBook = %d levels from %v, %v; want the latest, whole", len(b.Bids), b.Bids[:min(1, len(b.Bids))], ok)
+	}
+	if _, ok := h.hub.LiveBook("fake", exgate.Symbol{Base: "ETH", Quote: "USDT"}); ok {
+		t.Fatal("a live book of another pair")
+	}
+	// The adapter lost its connection: no live book until the next one.
+	exgate.StreamLost(call.ctx)
+	if _, ok := h.hub.LiveBook("fake", sym); ok {
+		t.Fatal("a live book after the upstream connection dropped")
+	}
+	call.book(book(1, "7"))
+	if b, ok := h.hub.LiveBook("fake", sym); !ok || b.Bids[0].Price != "70" {
+		t.Fatalf("after the reconnect: %v, %v", b, ok)
+	}
+	// Released, the subscription ends after the grace period.
+	cancel()
+	if err := waitErr(t, done); err != nil {
+		t.Fatalf("HoldBook = %v", err)
+	}
+	h.passGrace(t)
+	if _, ok := h.hub.LiveBook("fake", sym); ok {
+		t.Fatal("a live book after its subscription ended")
+	}
+}
+
+func TestHoldBookRefused(t *testing.T) {
+	h := newHarness(t, nil)
+	h.ex.mu.Lock()
+	h.ex.fail = exgate.Errorf(exgate.CodeUnknownSymbol, "no such pair")
+	h.ex.mu.Unlock()
+	err := h.hub.HoldBook(t.Context(), "fake", exgate.Symbol{Base: "NOPE", Quote: "USDT"})
+	if e, ok := errors.AsType[*exgate.Error](err); !ok || e.Code != exgate.CodeUnknownSymbol {
+		t.Fatalf("HoldBook = %v, want UNKNOWN_SYMBOL", err)
+	}
+	if err := h.hub.HoldBook(t.Context(), "nowhere", exgate.Symbol{Base: "BTC", Quote: "USDT"}); err == nil {
+		t.Fatal("HoldBook on an exchange not enabled")
 	}
 }

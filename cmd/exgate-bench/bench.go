@@ -169,7 +169,12 @@ func benchCompare(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			st.Close()
 			return "", nil, nil, err
 		}
-		return u, keys, func() { stop(); st.Close() }, nil
+		// As serve runs it: the risk engine reads limits and halts in the
+		// background and holds the books it prices live.
+		riskCtx, stopRisk := context.WithCancel(ctx)
+		riskDone := make(chan struct{})
+		go func() { defer close(riskDone); g.Risk.Run(riskCtx) }()
+		return u, keys, func() { stopRisk(); <-riskDone; stop(); st.Close() }, nil
 	}
 	gwURL, gwKeys, stopGW, err := startGateway(false, 0, 0, dataDir+"/plain")
 	if err != nil {
@@ -398,8 +403,11 @@ func startCPUProfile(path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// benchExchanges points Binance at the upstream under test and the other
-// REST exchanges at a closed port (the bench calls only Binance).
+// benchExchanges points Binance, its REST API and its streams, at the
+// upstream under test and the other exchanges at a closed port (the bench
+// calls only Binance).
 func benchExchanges(binanceURL string) map[string]exchange.Settings {
-	return map[string]exchange.Settings{"binance": {"url": binanceURL}, "kraken": {"url": "http://127.0.0.1:1"}, "gateio": {"url": "http://127.0.0.1:1"}}
+	ws := "ws" + strings.TrimPrefix(binanceURL, "http")
+	return map[string]exchange.Settings{"binance": {"url": binanceURL, "ws-url": ws, "ws-api-url": ws + "/ws-api/v3"},
+		"kraken": {"url": "http://127.0.0.1:1", "ws-url": "ws://127.0.0.1:1"}, "gateio": {"url": "http://127.0.0.1:1", "ws-url": "ws://127.0.0.1:1"}}
 }

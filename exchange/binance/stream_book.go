@@ -88,6 +88,9 @@ func (e *Exchange) WatchBook(ctx context.Context, cred exgate.Credential, sym ex
 		emit(b)
 	}
 	return e.run(ctx, "book "+sym.String(), func(ctx context.Context, s *wsstream.Session) error {
+		// A new connection's first book goes out even when unchanged: the
+		// caller heard the last one was lost (exgate.StreamLost).
+		sent = false
 		mk, err := e.markets.lookup(ctx, sym)
 		if err != nil {
 			return err

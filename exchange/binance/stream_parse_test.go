@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -242,18 +243,31 @@ func TestWatchRefusesBeforeConnecting(t *testing.T) {
 }
 
 // TestSilentConnectionDropped: a connection that sends nothing (no
-// message, no ping) for StreamIdle is taken for dead and replaced.
+// message, no ping) for StreamIdle is taken for dead and replaced; the
+// caller hears of each loss (exgate.StreamLost) and gets the book again
+// from each new connection, though unchanged.
 func TestSilentConnectionDropped(t *testing.T) {
 	e := newStreamEnv(t, func(o *Options) { o.StreamIdle = 100 * time.Millisecond })
-	ctx, cancel := context.WithCancel(t.Context())
+	var mu sync.Mutex
+	var events []string // "book" or "lost", in order
+	var first exgate.OrderBook
+	note := func(ev string) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, ev)
+	}
+	ctx, cancel := context.WithCancel(exgate.ContextWithStreamLost(t.Context(), func() { note("lost") }))
 	done := make(chan error, 1)
-	books := make(chan exgate.OrderBook, 100)
 	go func() {
 		done <- e.ex.WatchBook(ctx, e.cred, btcusdt, func(b exgate.OrderBook) {
-			select {
-			case books <- b:
-			default:
+			mu.Lock()
+			if first.Bids == nil {
+				first = b
+			} else if !sameLevels(b, first) {
+				t.Errorf("book changed: %v, first %v", b, first)
 			}
+			mu.Unlock()
+			note("book")
 		})
 	}()
 	deadline := time.Now().Add(5 * time.Second)
@@ -267,7 +281,21 @@ func TestSilentConnectionDropped(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("WatchBook = %v after its context ended", err)
 	}
-	if len(books) != 1 {
-		t.Errorf("%d books emitted, want 1: the resyncs found it unchanged", len(books))
+	mu.Lock()
+	defer mu.Unlock()
+	// Every loss is told before the next connection's book: never two
+	// books without a loss between them (a connection that failed before
+	// its book adds a loss of its own).
+	books := 0
+	for i, ev := range events {
+		if ev == "book" {
+			books++
+			if i > 0 && events[i-1] == "book" {
+				t.Fatalf("events %v: two books with no loss between them", events)
+			}
+		}
+	}
+	if books < 2 || events[0] != "book" {
+		t.Fatalf("events %v, want the book, a loss and the book again at least", events)
 	}
 }

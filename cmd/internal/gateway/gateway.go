@@ -277,9 +277,10 @@ func Build(cfg *Config, st exgate.Store, state *State, log *slog.Logger, opts ..
 		m.Streams(hub)
 	}
 	// The risk controls: limits and halts from the store, halts and
-	// resumes announced on the orders channel (docs/risk.md).
+	// resumes announced on the orders channel, prices from the books the
+	// hub streams (docs/risk.md).
 	var eng *risk.Engine
-	eng = risk.New(risk.Options{Store: st, Logger: log,
+	eng = risk.New(risk.Options{Store: st, Logger: log, Books: hub,
 		Halted: func(h exgate.RiskHalt) {
 			msg, _ := json.Marshal(map[string]string{"op": "halted", "reason": h.Reason})
 			hub.Announce(func(k string) bool { return h.APIKey == exgate.RiskHaltAll || k == h.APIKey }, msg)

@@ -77,7 +77,8 @@ func (s *Session) Live() { s.live = true }
 
 // Run calls session again and again until ctx ends (it then returns nil)
 // or session returns a permanent error (Permanent), which it returns.
-// Between two sessions it waits Config.Backoff.
+// Between two sessions it waits Config.Backoff. Each session that ends
+// is reported to the Watch's caller (exgate.StreamLost).
 func Run(ctx context.Context, cfg Config, session func(ctx context.Context, s *Session) error) error {
 	sleep := cfg.Sleep
 	if sleep == nil {
@@ -93,6 +94,8 @@ func Run(ctx context.Context, cfg Config, session func(ctx context.Context, s *S
 		if ctx.Err() != nil {
 			return nil
 		}
+		// What the session emitted last may no longer hold.
+		exgate.StreamLost(ctx)
 		if Permanent(err) {
 			return err
 		}

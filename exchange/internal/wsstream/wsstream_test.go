@@ -49,12 +49,22 @@ func TestRun(t *testing.T) {
 		func(*Session) error { return errors.New("dial refused") },
 		func(*Session) error { return refused },
 	}
-	err := Run(t.Context(), cfg, func(_ context.Context, s *Session) error {
+	// The Watch's caller hears of every session that ended, before the
+	// next one starts.
+	lost := 0
+	ctx := exgate.ContextWithStreamLost(t.Context(), func() { lost++ })
+	err := Run(ctx, cfg, func(_ context.Context, s *Session) error {
+		if lost != len(seen) {
+			t.Errorf("session %d started after %d sessions reported lost", len(seen), lost)
+		}
 		seen = append(seen, Session{Attempt: s.Attempt, Reconnect: s.Reconnect})
 		return script[len(seen)-1](s)
 	})
 	if !errors.Is(err, refused) {
 		t.Fatalf("Run = %v, want the permanent error", err)
+	}
+	if lost != len(script) {
+		t.Errorf("%d sessions reported lost, want %d", lost, len(script))
 	}
 	wantSeen := []Session{{0, false, false}, {1, true, false}, {2, true, false}, {1, true, false}, {2, true, false}}
 	if diff := cmp.Diff(wantSeen, seen, cmp.AllowUnexported(Session{})); diff != "" {
