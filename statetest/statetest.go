@@ -92,8 +92,3 @@ func (RealClock) Advance(d time.Duration) { time.Sleep(d + time.Millisecond) }
 
 // Tolerance returns Slack.
 func (c RealClock) Tolerance() time.Duration { return c.Slack }
-
-// near reports whether got is within tol of want.
-func near(got, want, tol time.Duration) bool {
-	return got >= want-tol && got <= want+tol
-}
