@@ -120,6 +120,10 @@ func (e *Exchange) WatchBook(ctx context.Context, cred exgate.Credential, sym ex
 				return err
 			}
 			e.log.WarnContext(ctx, "binance book out of sequence; taking a new snapshot", "symbol", mk.symbol, "err", err)
+			// The book sent last is wrong until the new snapshot's, which
+			// goes out even when unchanged.
+			exgate.StreamLost(ctx)
+			sent = false
 		}
 	})
 }

@@ -65,7 +65,12 @@ const (
 //   - Book: the first emission and the one after a change equal the
 //     fake's book.
 //   - BookGap, BookChecksum: after a skipped sequence number or a bad
-//     checksum the emitted book comes back to the fake's book (resync).
+//     checksum the adapter tells the caller the book is lost
+//     (exgate.StreamLost), then the emitted book comes back to the fake's
+//     book (resync).
+//   - BookAfterOutage: when the stream drops the adapter tells the caller
+//     the book is lost; after the reconnect it emits the book again,
+//     though unchanged.
 //   - Klines: one emission per change of the current kline, exactly one
 //     Closed emission for it, then the next kline.
 func RunStreams(t *testing.T, newSetup func(t *testing.T) StreamSetup) {
@@ -78,6 +83,7 @@ func RunStreams(t *testing.T, newSetup func(t *testing.T) StreamSetup) {
 		{"Book", testStreamBook},
 		{"BookGap", testStreamBookGap},
 		{"BookChecksum", testStreamBookChecksum},
+		{"BookAfterOutage", testStreamBookAfterOutage},
 		{"Klines", testStreamKlines},
 	}
 	for _, tc := range cases {
@@ -132,6 +138,9 @@ type collector[T any] struct {
 	mu      sync.Mutex
 	got     []T
 	changed chan struct{}
+	// losses holds, for each exgate.StreamLost the adapter told, how
+	// many emissions came before it.
+	losses []int
 }
 
 func (c *collector[T]) add(v T) {
@@ -140,6 +149,50 @@ func (c *collector[T]) add(v T) {
 	close(c.changed)
 	c.changed = make(chan struct{})
 	c.mu.Unlock()
+}
+
+// lost records an exgate.StreamLost.
+func (c *collector[T]) lost() {
+	c.mu.Lock()
+	c.losses = append(c.losses, len(c.got))
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// lostBetween checks that a loss was told after emission i and before
+// emission j.
+func (c *collector[T]) lostBetween(i, j int, after string) {
+	c.s.t.Helper()
+	c.mu.Lock()
+	losses := slices.Clone(c.losses)
+	c.mu.Unlock()
+	if !slices.ContainsFunc(losses, func(n int) bool { return n > i && n <= j }) {
+		c.s.errorf("%s: the book was not told lost (exgate.StreamLost) %s, between emissions %d and %d; losses told before emissions %v", c.what, after, i, j, losses)
+	}
+}
+
+// waitLost waits until a loss is told after emission i.
+func (c *collector[T]) waitLost(i int, within time.Duration, after string) {
+	c.s.t.Helper()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		told := slices.ContainsFunc(c.losses, func(n int) bool { return n > i })
+		changed := c.changed
+		c.mu.Unlock()
+		if told {
+			return
+		}
+		select {
+		case <-changed:
+		case err := <-c.done:
+			c.s.fatalf("%s returned %v while waiting for the loss %s", c.what, err, after)
+		case <-deadline.C:
+			c.s.fatalf("%s: the book was not told lost (exgate.StreamLost) within %v %s", c.what, within, after)
+		}
+	}
 }
 
 // all returns a copy of what was emitted so far.
@@ -230,9 +283,14 @@ func testStreamOrdersAfterOutage(t *testing.T, s *streamSuite) {
 }
 
 func (s *streamSuite) watchBook() *collector[exgate.OrderBook] {
-	return watch(s, "WatchBook", func(ctx context.Context, emit func(exgate.OrderBook)) error {
-		return s.streamer.WatchBook(ctx, s.Credential, s.Symbol, emit)
+	var c *collector[exgate.OrderBook]
+	started := make(chan struct{})
+	c = watch(s, "WatchBook", func(ctx context.Context, emit func(exgate.OrderBook)) error {
+		<-started
+		return s.streamer.WatchBook(exgate.ContextWithStreamLost(ctx, c.lost), s.Credential, s.Symbol, emit)
 	})
+	close(started)
+	return c
 }
 
 // sameBook compares two books level by level as decimals.
@@ -286,7 +344,8 @@ func testStreamBookGap(t *testing.T, s *streamSuite) {
 	i := s.waitBook(book, 0, "at the start")
 	s.hooks.SkipSequence(t)
 	s.hooks.ChangeBook(t)
-	s.waitBook(book, i+1, "after a skipped sequence number")
+	j := s.waitBook(book, i+1, "after a skipped sequence number")
+	book.lostBetween(i, j, "after the skipped sequence number")
 }
 
 func testStreamBookChecksum(t *testing.T, s *streamSuite) {
@@ -297,7 +356,18 @@ func testStreamBookChecksum(t *testing.T, s *streamSuite) {
 	i := s.waitBook(book, 0, "at the start")
 	s.hooks.BadChecksum(t)
 	s.hooks.ChangeBook(t)
-	s.waitBook(book, i+1, "after a bad checksum")
+	j := s.waitBook(book, i+1, "after a bad checksum")
+	book.lostBetween(i, j, "after the bad checksum")
+}
+
+func testStreamBookAfterOutage(t *testing.T, s *streamSuite) {
+	book := s.watchBook()
+	i := s.waitBook(book, 0, "at the start")
+	resume := s.hooks.Pause(t)
+	book.waitLost(i, reconnectWithin, "when the stream dropped")
+	n := len(book.all())
+	resume()
+	s.waitBook(book, n, "after the reconnect, unchanged")
 }
 
 func testStreamKlines(t *testing.T, s *streamSuite) {

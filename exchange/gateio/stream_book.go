@@ -195,6 +195,7 @@ func (e *Exchange) WatchBook(ctx context.Context, _ exgate.Credential, sym exgat
 			changed, err := b.apply(u)
 			if err != nil {
 				e.log.WarnContext(ctx, "gateio book out of sync; resynchronizing", "pair", p.id, "err", err)
+				exgate.StreamLost(ctx) // the book emitted last is wrong until the new snapshot
 				if !subscribed {
 					continue
 				}

@@ -149,6 +149,7 @@ func (e *Exchange) WatchBook(ctx context.Context, _ exgate.Credential, sym exgat
 				synced = true
 				if d.Checksum != nil && book.checksum() != *d.Checksum || book.Crossed() {
 					e.log.WarnContext(ctx, "kraken book out of sync; resubscribing", "pair", name, "type", msg.Type)
+					exgate.StreamLost(ctx) // the book emitted last is wrong until the new snapshot
 					synced = false
 					if err := c.send(ctx, subscribeRequest{Method: "unsubscribe", Params: subscribeParams{Channel: "book", Symbol: []string{name}, Depth: bookDepth}}); err != nil {
 						return err

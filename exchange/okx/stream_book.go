@@ -206,6 +206,7 @@ func (e *Exchange) WatchBook(ctx context.Context, _ exgate.Credential, sym exgat
 			changed, err := b.apply(bp)
 			if err != nil {
 				e.log.WarnContext(ctx, "okx book out of sync; subscribing again", "instId", p.id, "err", err)
+				exgate.StreamLost(ctx) // the book emitted last is wrong until the new snapshot
 				if resubscribes++; resubscribes > maxResubscribes {
 					return fmt.Errorf("okx book of %s: %d resubscriptions in a row gave no consistent book: %w", p.id, maxResubscribes, err)
 				}
