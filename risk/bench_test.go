@@ -26,19 +26,52 @@ func (*limitedStore) AllRiskLimits(context.Context) (map[string]exgate.RiskLimit
 		MaxOrderNotional: &maxOrder, MaxOpenOrders: &open, DailyNotional: &daily}}, nil
 }
 
+// bandedStore is limitedStore with a 50 % price band.
+type bandedStore struct{ *memStore }
+
+func (*bandedStore) AllRiskLimits(ctx context.Context) (map[string]exgate.RiskLimits, error) {
+	all, _ := (&limitedStore{}).AllRiskLimits(ctx)
+	l := all["k"]
+	band := decimal.NewFromInt(50)
+	l.PriceBand = &band
+	return map[string]exgate.RiskLimits{"k": l}, nil
+}
+
+// staticBooks is a risk.LiveBooks with one live book of 100 levels a side
+// around 30000 for every pair.
+type staticBooks struct{ book exgate.OrderBook }
+
+func newStaticBooks() *staticBooks {
+	var b exgate.OrderBook
+	for i := range exgate.MaxStreamDepth {
+		b.Bids = append(b.Bids, exgate.Level{Price: fmt.Sprintf("%d.5", 29999-i), Quantity: "1.25"})
+		b.Asks = append(b.Asks, exgate.Level{Price: fmt.Sprintf("%d.5", 30000+i), Quantity: "1.25"})
+	}
+	return &staticBooks{book: b}
+}
+
+func (s *staticBooks) LiveBook(string, exgate.Symbol) (exgate.OrderBook, bool) { return s.book, true }
+
+func (s *staticBooks) HoldBook(ctx context.Context, _ string, _ exgate.Symbol) error {
+	<-ctx.Done()
+	return nil
+}
+
 // BenchmarkCheckLimitOrder is the engine's cost of one limit order on a
-// USDT pair: without limits (the halt check and a map lookup) and with
-// every limit that needs no market data.
+// USDT pair: without limits (the halt check and a map lookup), with every
+// limit that needs no market data, and with those and a price band read
+// from a live book (risk.Options.Books).
 func BenchmarkCheckLimitOrder(b *testing.B) {
 	req := exgate.LimitOrderRequest{Symbol: exgate.Symbol{Base: "BTC", Quote: "USDT"}, Side: exgate.SideBuy,
 		Quantity: decimal.RequireFromString("0.001"), Price: decimal.NewFromInt(30000)}
 	for _, tc := range []struct {
-		name string
-		st   risk.Store
-	}{{"none", &memStore{}}, {"limits", &limitedStore{&memStore{}}}} {
+		name  string
+		st    risk.Store
+		books risk.LiveBooks
+	}{{"none", &memStore{}, nil}, {"limits", &limitedStore{&memStore{}}, nil}, {"limits+band", &bandedStore{&memStore{}}, newStaticBooks()}} {
 		b.Run(tc.name, func(b *testing.B) {
-			eng := risk.New(risk.Options{Store: tc.st, Poll: time.Hour})
-			cred := exgate.Credential{ClientAPIKey: "k"}
+			eng := risk.New(risk.Options{Store: tc.st, Poll: time.Hour, Books: tc.books})
+			cred := exgate.Credential{ClientAPIKey: "k", Exchange: "binance"}
 			for b.Loop() {
 				if _, err := eng.CheckLimitOrder(b.Context(), cred, nil, req, false); err != nil {
 					b.Fatal(err)
