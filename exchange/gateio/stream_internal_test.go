@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/shopspring/decimal"
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/gateio/gateiofake"
@@ -296,33 +295,5 @@ func TestParseOrderUpdate(t *testing.T) {
 		if _, err := parseOrderUpdate([]byte(bad)); err == nil {
 			t.Errorf("parseOrderUpdate(%s) accepted", bad)
 		}
-	}
-}
-
-func TestOrderTracker(t *testing.T) {
-	tr := newOrderTracker()
-	o := func(st exgate.OrderStatus, executed string) exgate.Order {
-		return exgate.Order{ID: "a", ExchangeOrderID: "1", Asset1: "BTC", Asset2: "USDT", Status: st,
-			ExecutedQuantity: exgate.NumberPtr(decimal.RequireFromString(executed))}
-	}
-	steps := []struct {
-		o    exgate.Order
-		want bool
-		why  string
-	}{
-		{o(exgate.OrderPending, "0"), true, "new"},
-		{o(exgate.OrderPending, "0"), false, "unchanged"},
-		{o(exgate.OrderPartiallyFilled, "0.5"), true, "filled in part"},
-		{o(exgate.OrderPartiallyFilled, "0.2"), false, "less executed: an older state"},
-		{o(exgate.OrderFilled, "1"), true, "filled"},
-		{o(exgate.OrderPartiallyFilled, "0.7"), false, "after a final status"},
-	}
-	for _, s := range steps {
-		if got := tr.admit(s.o); got != s.want {
-			t.Errorf("%s: admit = %v, want %v", s.why, got, s.want)
-		}
-	}
-	if !tr.symbols[btcUSDTSym] {
-		t.Error("the tracker did not note BTC/USDT")
 	}
 }

@@ -78,79 +78,14 @@ func parseOrderUpdate(raw []byte) ([]orderJSON, error) {
 	return out, nil
 }
 
-// orderMark is what the stream last emitted of an order.
-type orderMark struct {
-	status   exgate.OrderStatus
-	executed string
-	fees     string
-}
-
-// orderTracker keeps one order's emissions in order across the live
-// stream and the REST catch-up: nothing after a final status, nothing
-// with less executed than already emitted, nothing unchanged.
-type orderTracker struct {
-	marks map[string]orderMark
-	// symbols are the pairs the stream has seen orders of.
-	symbols map[exgate.Symbol]bool
-}
-
-// maxMarks bounds the orders remembered; past it the finished ones are
-// forgotten.
-const maxMarks = 10000
-
-func newOrderTracker() *orderTracker {
-	return &orderTracker{marks: map[string]orderMark{}, symbols: map[exgate.Symbol]bool{}}
-}
-
-func numText(n *exgate.Number) string {
-	if n == nil {
-		return ""
-	}
-	return n.String()
-}
-
-// admit reports whether o is to be emitted, and records it.
-func (t *orderTracker) admit(o exgate.Order) bool {
-	key := o.ExchangeOrderID
-	if key == "" {
-		key = o.ID
-	}
-	t.symbols[exgate.Symbol{Base: o.Asset1, Quote: o.Asset2}] = true
-	m := orderMark{status: o.Status, executed: numText(o.ExecutedQuantity), fees: numText(o.Fees)}
-	prev, seen := t.marks[key]
-	if seen {
-		if prev == m || prev.status.Final() {
-			return false
-		}
-		if o.ExecutedQuantity != nil && prev.executed != "" {
-			if was, err := exgate.ParseDecimal(prev.executed); err == nil && o.ExecutedQuantity.LessThan(was) {
-				return false
-			}
-		}
-	}
-	if len(t.marks) >= maxMarks {
-		for k, v := range t.marks {
-			if v.status.Final() {
-				delete(t.marks, k)
-			}
-		}
-	}
-	t.marks[key] = m
-	return true
-}
-
 // WatchOrders emits every change of cred's orders (see the comment at the
 // top of this file). A refused key ends it with EXCHANGE_AUTH_FAILED.
 func (e *Exchange) WatchOrders(ctx context.Context, cred exgate.Credential, emit func(exgate.Order)) error {
-	t := newOrderTracker()
+	t := wsstream.NewOrders(emit)
 	// heard is when the last session last heard from Gate: changes since
 	// then are brought up to date after a reconnect.
 	var heard time.Time
-	send := func(o exgate.Order) {
-		if t.admit(o) {
-			emit(o)
-		}
-	}
+	send := t.Send
 	return wsstream.Run(ctx, e.runConfig("orders "+cred.Name), func(ctx context.Context, s *wsstream.Session) error {
 		c, err := e.dial(ctx)
 		if err != nil {
@@ -171,7 +106,7 @@ func (e *Exchange) WatchOrders(ctx context.Context, cred exgate.Credential, emit
 				if err != nil {
 					return err
 				}
-				if err := e.catchUp(ctx, cred, t, s.Reconnect, heard, send); err != nil {
+				if err := t.CatchUp(ctx, e, cred, s.Reconnect, heard); err != nil {
 					return err
 				}
 				live = true
@@ -210,38 +145,4 @@ func (e *Exchange) emitGate(ctx context.Context, o orderJSON, send func(exgate.O
 		return
 	}
 	send(e.orderFromGate(p, o, ""))
-}
-
-// catchUp emits the open orders and, after a reconnect, the recent orders
-// of every pair seen that changed since the stream last heard from Gate
-// (or that the stream knows and changed).
-func (e *Exchange) catchUp(ctx context.Context, cred exgate.Credential, t *orderTracker, reconnect bool, heard time.Time, send func(exgate.Order)) error {
-	open, err := e.OpenOrders(ctx, cred, exgate.OrderFilter{})
-	if err != nil {
-		return err
-	}
-	for _, o := range open {
-		t.symbols[exgate.Symbol{Base: o.Asset1, Quote: o.Asset2}] = true
-	}
-	if reconnect {
-		since := heard.Add(-catchUpSlack).UnixMilli()
-		for sym := range t.symbols {
-			recent, err := e.RecentOrders(ctx, cred, exgate.OrderFilter{Symbol: sym, Limit: exgate.MaxRecentLimit})
-			if err != nil {
-				return err
-			}
-			// Oldest first, so that the emissions follow Gate's order.
-			for i := len(recent) - 1; i >= 0; i-- {
-				o := recent[i]
-				_, known := t.marks[o.ExchangeOrderID]
-				if known || o.Status == exgate.OrderPending || o.Status == exgate.OrderPartiallyFilled || o.CloseAt >= since {
-					send(o)
-				}
-			}
-		}
-	}
-	for i := len(open) - 1; i >= 0; i-- {
-		send(open[i])
-	}
-	return nil
 }
