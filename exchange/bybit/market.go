@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/internal/rest"
 )
@@ -80,17 +78,9 @@ func toKlines(iv exgate.Interval, native string, cs []candle) ([]exgate.Kline, b
 			}
 			return nil, false, badAnswer(epKline, fmt.Errorf("%s kline at %s is not aligned to UTC", native, open.Format(time.RFC3339)))
 		}
-		out = append(out, kline(iv, open, c.open, c.high, c.low, c.close, c.volume))
+		out = append(out, rest.Kline(iv, open, c.open, c.high, c.low, c.close, c.volume))
 	}
 	return ascending(out), true, nil
-}
-
-// kline builds one normalized kline starting at open.
-func kline(iv exgate.Interval, open time.Time, o, h, l, c, v string) exgate.Kline {
-	return exgate.Kline{
-		OpenTime: open.UnixMilli(), OpenPrice: o, HighPrice: h, LowPrice: l, ClosePrice: c, Volume: v,
-		CloseTime: iv.Next(open).UnixMilli() - 1,
-	}
 }
 
 // ascending sorts klines by open time (Bybit sends them newest first) and
@@ -172,51 +162,14 @@ func (e *Exchange) builtKlines(ctx context.Context, p *pair, iv, source exgate.I
 	return out, nil
 }
 
-// aggregate builds iv klines from ascending source candles: open of the
-// first, close of the last, highest high, lowest low, summed base volume,
-// each bucket starting at iv.Start of its candles (UTC).
+// aggregate builds iv klines from ascending source candles
+// (rest.Aggregate).
 func aggregate(iv, source exgate.Interval, cs []candle) ([]exgate.Kline, error) {
-	type bucket struct {
-		start                  time.Time
-		open, close, high, low string
-		hi, lo, vol            decimal.Decimal
+	bars := make([]rest.Candle, len(cs))
+	for i, c := range cs {
+		bars[i] = rest.Candle{Open: time.UnixMilli(c.start), OpenPrice: c.open, High: c.high, Low: c.low, Close: c.close, Volume: c.volume}
 	}
-	var bs []*bucket
-	var lastStart int64 = -1
-	for _, c := range cs {
-		if c.start <= lastStart {
-			continue // overlap between requests
-		}
-		lastStart = c.start
-		t := time.UnixMilli(c.start).UTC()
-		if !source.Start(t).Equal(t) {
-			return nil, fmt.Errorf("%s kline at %s is not aligned to UTC", source, t.Format(time.RFC3339))
-		}
-		h, err1 := exgate.ParseDecimal(c.high)
-		l, err2 := exgate.ParseDecimal(c.low)
-		v, err3 := exgate.ParseDecimal(c.volume)
-		if err1 != nil || err2 != nil || err3 != nil {
-			return nil, fmt.Errorf("kline at %s: bad decimal", t.Format(time.RFC3339))
-		}
-		start := iv.Start(t)
-		if n := len(bs); n == 0 || !bs[n-1].start.Equal(start) {
-			bs = append(bs, &bucket{start: start, open: c.open, high: c.high, low: c.low, hi: h, lo: l})
-		}
-		b := bs[len(bs)-1]
-		b.close = c.close
-		if h.GreaterThan(b.hi) {
-			b.hi, b.high = h, c.high
-		}
-		if l.LessThan(b.lo) {
-			b.lo, b.low = l, c.low
-		}
-		b.vol = b.vol.Add(v)
-	}
-	out := make([]exgate.Kline, 0, len(bs))
-	for _, b := range bs {
-		out = append(out, kline(iv, b.start, b.open, b.high, b.low, b.close, b.vol.String()))
-	}
-	return out, nil
+	return rest.Aggregate(iv, source, bars)
 }
 
 // OrderBook returns at most req.Limit levels per side from

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/internal/rest"
 )
@@ -63,7 +61,7 @@ func (e *Exchange) nativeKlines(ctx context.Context, p *pair, iv exgate.Interval
 			}
 			return nil, false, badAnswer(epCandles, fmt.Errorf("%s candlestick at %s is not aligned to UTC", gi.name, open.Format(time.RFC3339)))
 		}
-		out = append(out, kline(iv, open, c.open, c.high, c.low, c.close, c.baseVolume))
+		out = append(out, rest.Kline(iv, open, c.open, c.high, c.low, c.close, c.baseVolume))
 	}
 	out = ascending(out)
 	if len(out) > limit {
@@ -75,19 +73,6 @@ func (e *Exchange) nativeKlines(ctx context.Context, p *pair, iv exgate.Interval
 // candles sends one candlestick request.
 func (e *Exchange) candles(ctx context.Context, ps rest.Params) ([]candle, error) {
 	return rest.Fetch(ctx, e.c.do, request{ep: epCandles, params: ps}, parseCandles)
-}
-
-// kline builds one normalized kline starting at open.
-func kline(iv exgate.Interval, open time.Time, o, h, l, c, v string) exgate.Kline {
-	return exgate.Kline{
-		OpenTime:   open.UnixMilli(),
-		OpenPrice:  o,
-		HighPrice:  h,
-		LowPrice:   l,
-		ClosePrice: c,
-		Volume:     v,
-		CloseTime:  iv.Next(open).UnixMilli() - 1,
-	}
 }
 
 // ascending sorts klines by open time and drops duplicates (Gate sends
@@ -161,52 +146,14 @@ func (e *Exchange) builtKlines(ctx context.Context, p *pair, iv, source exgate.I
 	return out, nil
 }
 
-// aggregate builds iv klines from ascending source candles: open of the
-// first, close of the last, highest high, lowest low, summed base volume,
-// each bucket starting at iv.Start of its candles (UTC).
+// aggregate builds iv klines from ascending source candles
+// (rest.Aggregate).
 func aggregate(iv, source exgate.Interval, cs []candle) ([]exgate.Kline, error) {
-	type bucket struct {
-		start                  time.Time
-		open, close, high, low string
-		hi, lo                 decimal.Decimal
-		vol                    decimal.Decimal
+	bars := make([]rest.Candle, len(cs))
+	for i, c := range cs {
+		bars[i] = rest.Candle{Open: time.Unix(c.openSec, 0), OpenPrice: c.open, High: c.high, Low: c.low, Close: c.close, Volume: c.baseVolume}
 	}
-	var bs []*bucket
-	var lastOpen int64 = -1
-	for _, c := range cs {
-		if c.openSec <= lastOpen {
-			continue // overlap between requests, or out of order
-		}
-		lastOpen = c.openSec
-		t := time.Unix(c.openSec, 0).UTC()
-		if !source.Start(t).Equal(t) {
-			return nil, fmt.Errorf("%s candlestick at %s is not aligned to UTC", source, t.Format(time.RFC3339))
-		}
-		h, err1 := exgate.ParseDecimal(c.high)
-		l, err2 := exgate.ParseDecimal(c.low)
-		v, err3 := exgate.ParseDecimal(c.baseVolume)
-		if err1 != nil || err2 != nil || err3 != nil {
-			return nil, fmt.Errorf("candlestick at %s: bad decimal", t.Format(time.RFC3339))
-		}
-		start := iv.Start(t)
-		if n := len(bs); n == 0 || !bs[n-1].start.Equal(start) {
-			bs = append(bs, &bucket{start: start, open: c.open, high: c.high, low: c.low, hi: h, lo: l})
-		}
-		b := bs[len(bs)-1]
-		b.close = c.close
-		if h.GreaterThan(b.hi) {
-			b.hi, b.high = h, c.high
-		}
-		if l.LessThan(b.lo) {
-			b.lo, b.low = l, c.low
-		}
-		b.vol = b.vol.Add(v)
-	}
-	out := make([]exgate.Kline, 0, len(bs))
-	for _, b := range bs {
-		out = append(out, kline(iv, b.start, b.open, b.high, b.low, b.close, b.vol.String()))
-	}
-	return out, nil
+	return rest.Aggregate(iv, source, bars)
 }
 
 // OrderBook returns at most req.Limit levels per side from

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -105,7 +106,7 @@ func TestParseCandlesFieldOrder(t *testing.T) {
 	}
 	var ks []exgate.Kline
 	for _, c := range cs {
-		ks = append(ks, kline(exgate.Interval30m, time.Unix(c.openSec, 0).UTC(), c.open, c.high, c.low, c.close, c.baseVolume))
+		ks = append(ks, rest.Kline(exgate.Interval30m, time.Unix(c.openSec, 0).UTC(), c.open, c.high, c.low, c.close, c.baseVolume))
 	}
 	checkGolden(t, "candlesticks.golden.json", ks)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/exgate/exgate"
 	"github.com/exgate/exgate/exchange/gateio/gateiofake"
+	"github.com/exgate/exgate/exchange/internal/rest"
 )
 
 func TestWSSign(t *testing.T) {
@@ -162,7 +163,7 @@ func TestParseCandleUpdate(t *testing.T) {
 
 func TestKlineTracker(t *testing.T) {
 	at := func(min int64, c string) exgate.Kline {
-		return kline(exgate.Interval1m, time.Unix(min*60, 0).UTC(), "1", "2", "1", c, "1")
+		return rest.Kline(exgate.Interval1m, time.Unix(min*60, 0).UTC(), "1", "2", "1", c, "1")
 	}
 	type emitted struct {
 		Open   int64

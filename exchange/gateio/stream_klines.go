@@ -285,7 +285,7 @@ func (e *Exchange) WatchKlines(ctx context.Context, _ exgate.Credential, sym exg
 				return fmt.Errorf("gateio %s candlestick at %s is not aligned to UTC", name, open.Format(time.RFC3339))
 			}
 			if !src.built {
-				for _, ku := range k.update(kline(iv, open, u.o, u.h, u.l, u.c, u.baseVolume), u.closed) {
+				for _, ku := range k.update(rest.Kline(iv, open, u.o, u.h, u.l, u.c, u.baseVolume), u.closed) {
 					emit(ku)
 				}
 				arm()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/exgate/exgate"
+	"github.com/exgate/exgate/exchange/internal/rest"
 	"github.com/exgate/exgate/exchange/internal/wsstream"
 )
 
@@ -196,7 +197,7 @@ func (e *Exchange) WatchKlines(ctx context.Context, cred exgate.Credential, sym 
 					return fmt.Errorf("okx %s bar at %s is not aligned to UTC", b.name, open.Format(time.RFC3339))
 				}
 				if !built {
-					send([]exgate.Kline{kline(iv, open, cd.open, cd.high, cd.low, cd.close, cd.baseVolume)}, cd.confirmed)
+					send([]exgate.Kline{rest.Kline(iv, open, cd.open, cd.high, cd.low, cd.close, cd.baseVolume)}, cd.confirmed)
 					continue
 				}
 				ks, err := buildFromParts(iv, source, parts, cd)
