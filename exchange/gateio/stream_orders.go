@@ -24,10 +24,6 @@ import (
 // ordersChannel is the private order channel.
 const ordersChannel = "spot.orders"
 
-// catchUpSlack widens the outage window when recent orders are compared
-// with it (Gate's update times are in seconds).
-const catchUpSlack = time.Minute
-
 // wsOrderJSON is one order of a spot.orders update.
 type wsOrderJSON struct {
 	orderJSON
