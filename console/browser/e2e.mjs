@@ -66,6 +66,10 @@ async function shot(page, width, name) {
 // column, the status included, is on screen), while at phone width a wide
 // table may scroll inside its own box.
 async function noOverflow(page, width, what) {
+  // Measured on the page as loaded: after a form post, the new page's text
+  // can be there before its stylesheet, and a page without its styles is
+  // wider (the .scroll boxes do not scroll yet).
+  await page.waitForLoadState("load");
   const w = await page.evaluate(() => document.documentElement.scrollWidth);
   if (w > width + 1) {
     // Name the widest elements that stick out, to say what to fix.
