@@ -137,10 +137,3 @@ func (h *heldBooks) sweep() {
 		}
 	}
 }
-
-// heldCount is how many pairs have a subscription held (or refused).
-func (h *heldBooks) heldCount() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.held)
-}

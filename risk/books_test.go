@@ -166,3 +166,10 @@ func TestHeldBooks(t *testing.T) {
 		t.Fatalf("%d holds after stop", h.heldCount())
 	}
 }
+
+// heldCount is how many pairs have a subscription held (or refused).
+func (h *heldBooks) heldCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.held)
+}

@@ -441,6 +441,9 @@ func (h *Hub) join(sub *subscription, st exgate.Streamer) {
 	}
 	h.mu.Lock()
 	t, ok := h.topics[key]
+	// A new topic's upstream starts once sub is in it (at the end), so the
+	// first subscriber gets every update from the first.
+	var start func()
 	if !ok {
 		ctx, cancel := context.WithCancel(context.Background())
 		t = &topic{hub: h, key: key, cred: cred, st: st, cancel: cancel, subs: map[*subscription]struct{}{}, open: map[string][]byte{}}
@@ -449,9 +452,7 @@ func (h *Hub) join(sub *subscription, st exgate.Streamer) {
 		}
 		h.topics[key] = t
 		h.watches++
-		// The upstream starts once sub is in the topic (below), so the
-		// first subscriber gets every update from the first.
-		defer func() { go t.run(ctx) }()
+		start = func() { go t.run(ctx) }
 	}
 	t.mu.Lock()
 	h.mu.Unlock()
@@ -471,6 +472,9 @@ func (h *Hub) join(sub *subscription, st exgate.Streamer) {
 		sub.deliver(t.open[id])
 	}
 	t.mu.Unlock()
+	if start != nil {
+		start()
+	}
 }
 
 // leave removes sub from its topic, stopping the upstream subscription
